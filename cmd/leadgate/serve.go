@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/leadgate/leadgate/internal/app"
+	"golang.org/x/sync/errgroup"
+)
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	role := fs.String("role", "all", "all, web, worker or scheduler")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch *role {
+	case "all", "web", "worker", "scheduler":
+	default:
+		return fmt.Errorf("serve: --role %q must be all, web, worker or scheduler", *role)
+	}
+	store, cfg, log, err := openStore(ctx, stderr, getenv)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if cfg.DevSecret {
+		log.Warn("LEADGATE_SECRET_KEY is not set: using the built-in development key. Secrets at rest and sessions are NOT protected. Set LEADGATE_SECRET_KEY before real use.")
+	}
+	a, err := app.New(ctx, cfg, store, log)
+	if err != nil {
+		return err
+	}
+	a.Version = version
+	defer a.Close()
+	if err := a.FirstStart(ctx, stdout); err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	if *role == "all" || *role == "web" {
+		g.Go(func() error { return a.ServeHTTP(ctx) })
+		if a.Ingest.Spool != nil {
+			g.Go(func() error { a.Ingest.RunSpoolReplay(ctx, 2*time.Second); return nil })
+		}
+	}
+	if *role == "all" || *role == "worker" {
+		g.Go(func() error { return a.RunWorker(ctx) })
+	}
+	if *role == "all" || *role == "scheduler" {
+		g.Go(func() error { return a.RunScheduler(ctx) })
+	}
+	log.Info("leadgate started", "role", *role, "addr", cfg.Addr, "public_url", cfg.PublicURL, "version", version)
+	return g.Wait()
+}

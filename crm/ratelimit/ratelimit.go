@@ -1,0 +1,179 @@
+// Package ratelimit is a distributed limiter per CRM destination, shared by every leadgate replica
+// through Redis: never more than Limit requests in any sliding Window (1 s for ActiveCampaign's 5 req/s,
+// 10 s for HubSpot), plus a pause that every replica honours (a 429's Retry-After).
+//
+// It is a sliding-window log, not GCRA: each admitted request is a timestamped entry in a sorted set,
+// and a request is admitted only while fewer than Limit entries lie within the window. GCRA (as in
+// go-redis/redis_rate) spreads requests evenly but, with a burst above one, admits burst+rate requests
+// in some 1 s windows, so it cannot promise "at most N in ANY window". Admission runs in one Lua script
+// using the Redis server's clock, so replicas with skewed clocks still agree.
+//
+// Admission happens at the Redis server; the request reaches the CRM a network hop later, with jitter.
+// Margin widens the window slightly so that jitter cannot squeeze Limit+1 requests into one window as
+// the CRM sees it.
+package ratelimit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Config configures a Limiter.
+type Config struct {
+	Prefix string        // Redis key prefix; default "leadgate:ratelimit:"
+	Limit  int           // requests allowed per Window; must be > 0
+	Window time.Duration // default 1 s
+	// Margin is added to Window when admitting (see the package doc); default Window/50.
+	// A negative Margin means none.
+	Margin time.Duration
+}
+
+// Limiter admits requests per key (one key per destination). It holds no local state: any number of
+// Limiters over the same Redis and prefix share the budget.
+type Limiter struct {
+	rdb redis.Scripter
+	cfg Config
+}
+
+// New returns a Limiter; cfg.Limit must be positive.
+func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
+	if rdb == nil {
+		return nil, errors.New("ratelimit: redis client is required")
+	}
+	if cfg.Limit <= 0 {
+		return nil, fmt.Errorf("ratelimit: limit must be positive, got %d", cfg.Limit)
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = time.Second
+	}
+	if cfg.Margin == 0 {
+		cfg.Margin = cfg.Window / 50
+	}
+	if cfg.Margin < 0 {
+		cfg.Margin = 0
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = "leadgate:ratelimit:"
+	}
+	return &Limiter{rdb: rdb, cfg: cfg}, nil
+}
+
+// Config returns the effective configuration.
+func (l *Limiter) Config() Config { return l.cfg }
+
+// keys returns the log and pause keys of a destination; the hash tag keeps both in one cluster slot.
+func (l *Limiter) keys(key string) []string {
+	base := l.cfg.Prefix + "{" + key + "}"
+	return []string{base + ":log", base + ":pause"}
+}
+
+// admitScript admits one request if the key is not paused and fewer than limit requests were admitted
+// within the window. It returns 0 when admitted, else the microseconds to wait before trying again.
+var admitScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local paused = redis.call('PTTL', KEYS[2])
+if paused > 0 then
+  return paused * 1000
+end
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local n = redis.call('ZCARD', KEYS[1])
+if n < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000) + 1000)
+  return 0
+end
+local e = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
+local wait = tonumber(e[2]) + window - now
+if wait < 1 then
+  wait = 1
+end
+return wait
+`)
+
+// pauseScript extends (never shortens) the pause of a key to ARGV[1] milliseconds from now.
+var pauseScript = redis.NewScript(`
+local ms = tonumber(ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ms then
+  redis.call('SET', KEYS[1], '1', 'PX', ms)
+end
+return 0
+`)
+
+// Allow tries to admit one request for key now. It returns 0 when admitted, else how long to wait
+// before trying again (nothing is consumed then).
+func (l *Limiter) Allow(ctx context.Context, key string) (time.Duration, error) {
+	window := (l.cfg.Window + l.cfg.Margin).Microseconds()
+	us, err := admitScript.Run(ctx, l.rdb, l.keys(key), l.cfg.Limit, window, member()).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("ratelimit: admit %s: %w", key, err)
+	}
+	return time.Duration(us) * time.Microsecond, nil
+}
+
+// Wait blocks until one request for key is admitted, or ctx ends.
+func (l *Limiter) Wait(ctx context.Context, key string) error {
+	for {
+		wait, err := l.Allow(ctx, key)
+		if err != nil {
+			return err
+		}
+		if wait == 0 {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("ratelimit: wait %s: %w", key, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Pause stops admissions for key on every replica until until (a 429's Retry-After). A pause already
+// reaching further is kept.
+func (l *Limiter) Pause(ctx context.Context, key string, until time.Time) error {
+	ms := time.Until(until).Milliseconds()
+	if ms <= 0 {
+		return nil
+	}
+	if err := pauseScript.Run(ctx, l.rdb, l.keys(key)[1:], ms).Err(); err != nil {
+		return fmt.Errorf("ratelimit: pause %s: %w", key, err)
+	}
+	return nil
+}
+
+// PausedUntil reports when the pause of key ends; the zero time when it is not paused.
+func (l *Limiter) PausedUntil(ctx context.Context, key string) (time.Time, error) {
+	c, ok := l.rdb.(interface {
+		PTTL(ctx context.Context, key string) *redis.DurationCmd
+	})
+	if !ok {
+		return time.Time{}, errors.New("ratelimit: paused until: client cannot run PTTL")
+	}
+	d, err := c.PTTL(ctx, l.keys(key)[1]).Result()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("ratelimit: paused until %s: %w", key, err)
+	}
+	if d <= 0 {
+		return time.Time{}, nil
+	}
+	return time.Now().Add(d), nil
+}
+
+// member is a unique sorted-set member: two requests in the same microsecond must both count.
+func member() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strconv.FormatInt(time.Now().UnixNano(), 36) + hex.EncodeToString(b[:])
+}

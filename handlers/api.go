@@ -1,0 +1,52 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/leadgate/leadgate/ingest"
+	"github.com/leadgate/leadgate/internal/principal"
+	"github.com/leadgate/leadgate/internal/secretbox"
+	"github.com/leadgate/leadgate/models"
+)
+
+// API serves the admin JSON API under /api/v1 (CONTRACT.md).
+type API struct {
+	Store     *models.Store
+	Box       *secretbox.Box
+	Sources   *ingest.SourceCache // forgotten on edits so changes apply at once
+	PublicURL string
+	Log       *slog.Logger
+}
+
+type wsKey struct{}
+
+// LoadWorkspace resolves {ws} once for every route below it and answers 404 itself.
+func (a *API) LoadWorkspace(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := a.Store.WorkspaceBySlug(r.Context(), chi.URLParam(r, "ws"))
+		if errors.Is(err, models.ErrNotFound) {
+			writeError(w, http.StatusNotFound, "ws", "unknown workspace "+chi.URLParam(r, "ws"))
+			return
+		}
+		if err != nil {
+			serverError(a.Log, w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), wsKey{}, ws)))
+	})
+}
+
+func workspaceFrom(r *http.Request) models.Workspace {
+	ws, _ := r.Context().Value(wsKey{}).(models.Workspace)
+	return ws
+}
+
+func actor(r *http.Request) string {
+	p, _ := principal.From(r.Context())
+	return p.Actor()
+}

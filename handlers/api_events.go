@@ -1,0 +1,125 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/leadgate/leadgate/models"
+)
+
+// eventJSON is an inbox event as the API shows it.
+type eventJSON struct {
+	ID           string          `json:"id"`
+	SourceID     int64           `json:"source_id"`
+	Status       string          `json:"status"`
+	Reason       string          `json:"reason,omitempty"`
+	EventType    string          `json:"event_type"`
+	Channel      string          `json:"channel,omitempty"`
+	OccurredAt   time.Time       `json:"occurred_at"`
+	ReceivedAt   time.Time       `json:"received_at"`
+	Email        *string         `json:"email"`
+	EmailRaw     *string         `json:"email_raw,omitempty"`
+	EmailProblem *string         `json:"email_problem,omitempty"`
+	Phone        *string         `json:"phone"`
+	PhoneRaw     *string         `json:"phone_raw,omitempty"`
+	PhoneProblem *string         `json:"phone_problem,omitempty"`
+	FirstName    *string         `json:"first_name,omitempty"`
+	LastName     *string         `json:"last_name,omitempty"`
+	Company      *string         `json:"company,omitempty"`
+	TargetStage  *string         `json:"target_stage,omitempty"`
+	ContactID    *string         `json:"contact_id,omitempty"`
+	Attempts     int             `json:"attempts"`
+	Spooled      bool            `json:"spooled,omitempty"`
+	Fields       json.RawMessage `json:"fields,omitempty"`
+	Attribution  json.RawMessage `json:"attribution,omitempty"`
+	Hydration    json.RawMessage `json:"hydration,omitempty"`
+	Payload      json.RawMessage `json:"payload,omitempty"`
+}
+
+func eventView(e models.Event, withPayload bool) eventJSON {
+	v := eventJSON{ID: e.ID, SourceID: e.SourceID, Status: e.Status, Reason: e.Reason, EventType: e.EventType, Channel: e.Channel,
+		OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt, Email: e.Email, EmailRaw: e.EmailRaw, EmailProblem: e.EmailProblem,
+		Phone: e.Phone, PhoneRaw: e.PhoneRaw, PhoneProblem: e.PhoneProblem, FirstName: e.FirstName, LastName: e.LastName,
+		Company: e.Company, TargetStage: e.TargetStage, ContactID: e.ContactID, Attempts: e.Attempts, Spooled: e.Spooled}
+	if withPayload {
+		v.Fields, v.Attribution, v.Hydration, v.Payload = e.Fields, e.Attribution, e.Hydration, e.Payload
+	}
+	return v
+}
+
+var eventStatuses = map[string]bool{models.EventPending: true, models.EventWaiting: true, models.EventRetrying: true,
+	models.EventApplied: true, models.EventUnchanged: true, models.EventQuarantined: true, models.EventRejected: true, models.EventDropped: true}
+
+// ListEvents answers GET .../events?status=&source=&limit=&cursor=.
+func (a *API) ListEvents(w http.ResponseWriter, r *http.Request) {
+	page, ok := pageFrom(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	f := models.EventFilter{WorkspaceID: workspaceFrom(r).ID, Status: q.Get("status"), Email: q.Get("email")}
+	if f.Status != "" && !eventStatuses[f.Status] {
+		writeError(w, http.StatusBadRequest, "status", "unknown status "+strconv.Quote(f.Status))
+		return
+	}
+	if raw := q.Get("source"); raw != "" {
+		id, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "source", "source must be a source id")
+			return
+		}
+		f.SourceID = id
+	}
+	if page.Cursor != "" {
+		if _, err := uuid.Parse(page.Cursor); err != nil {
+			writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
+			return
+		}
+	}
+	list, err := a.Store.EventList(r.Context(), f, page)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	out := make([]eventJSON, len(list))
+	last := ""
+	for i, e := range list {
+		out[i], last = eventView(e, false), e.ID
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": out, "next_cursor": nextCursor(len(list), page.Limit, last)})
+}
+
+// GetEvent answers one event with its payload.
+func (a *API) GetEvent(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if _, err := uuid.Parse(id); err != nil {
+		writeError(w, http.StatusNotFound, "id", "unknown event")
+		return
+	}
+	e, err := a.Store.EventGet(r.Context(), workspaceFrom(r).ID, id)
+	if errors.Is(err, models.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "id", "unknown event")
+		return
+	}
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, eventView(e, true))
+}
+
+// GetStats answers CONTRACT.md's counters.
+func (a *API) GetStats(w http.ResponseWriter, r *http.Request) {
+	st, err := a.Store.StatsGet(r.Context(), workspaceFrom(r).ID)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}

@@ -1,0 +1,294 @@
+package handlers
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/leadgate/leadgate/ingest"
+	"github.com/leadgate/leadgate/ingest/mapping"
+	"github.com/leadgate/leadgate/ingest/signature"
+	"github.com/leadgate/leadgate/models"
+	"github.com/nyaruka/phonenumbers"
+)
+
+// sourceInput is the body of POST /sources (CONTRACT.md plus optional settings).
+type sourceInput struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Channel string `json:"channel"`
+	// Secret is required for kinds whose provider issues the secret (Stripe, Typeform...).
+	Secret string `json:"secret"`
+	models.SourceConfig
+}
+
+// sourceJSON is how a source is shown; secrets never leave the server here.
+type sourceJSON struct {
+	ID        int64               `json:"id"`
+	Name      string              `json:"name"`
+	Kind      string              `json:"kind"`
+	Channel   string              `json:"channel"`
+	IngestURL string              `json:"ingest_url"`
+	Enabled   bool                `json:"enabled"`
+	Config    models.SourceConfig `json:"config"`
+	CreatedAt time.Time           `json:"created_at"`
+}
+
+func (a *API) sourceView(s models.Source) sourceJSON {
+	return sourceJSON{ID: s.ID, Name: s.Name, Kind: s.Kind, Channel: s.Channel, IngestURL: a.PublicURL + "/hooks/" + s.Token,
+		Enabled: s.Enabled, Config: s.Config, CreatedAt: s.CreatedAt}
+}
+
+// validateSource checks a source definition and returns the field at fault.
+func validateSource(in *sourceInput, secret string) (field, msg string) {
+	in.Name = strings.TrimSpace(in.Name)
+	switch {
+	case in.Name == "" || len(in.Name) > 200:
+		return "name", "name must be 1-200 characters"
+	case !signature.Known(in.Kind):
+		return "kind", "unknown kind " + strconv.Quote(in.Kind) + "; one of " + strings.Join(signature.Kinds(), ", ")
+	case len(in.Channel) > 64:
+		return "channel", "channel must be at most 64 characters"
+	}
+	if in.DefaultRegion != "" {
+		in.DefaultRegion = strings.ToUpper(in.DefaultRegion)
+		if !phonenumbers.GetSupportedRegions()[in.DefaultRegion] {
+			return "default_region", "default_region must be an ISO 3166 region code such as US or DE"
+		}
+	}
+	if err := (mapping.Overrides{Paths: in.Mapping}).Validate(); err != nil {
+		return "mapping", err.Error()
+	}
+	if err := signature.ValidateConfig(in.Kind, ingest.VerifyConfig(in.SourceConfig, []string{secret})); err != nil {
+		return "secret", err.Error()
+	}
+	return "", ""
+}
+
+// CreateSource answers 201 {"id","ingest_url","secret"}; the secret is shown only here and on rotation.
+func (a *API) CreateSource(w http.ResponseWriter, r *http.Request) {
+	ws := workspaceFrom(r)
+	var in sourceInput
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	secret := in.Secret
+	if secret == "" && signature.Known(in.Kind) && signature.GeneratesSecret(in.Kind) {
+		var err error
+		if secret, err = signature.NewSecret(in.Kind); err != nil {
+			serverError(a.Log, w, r, err)
+			return
+		}
+	}
+	if in.Kind == "facebook-leads" && in.VerifyToken == "" {
+		in.VerifyToken = randomHex(16)
+	}
+	if field, msg := validateSource(&in, secret); field != "" {
+		writeError(w, http.StatusBadRequest, field, msg)
+		return
+	}
+	sealed, err := a.Box.Seal(secret)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	src := models.Source{WorkspaceID: ws.ID, Name: in.Name, Kind: in.Kind, Channel: in.Channel, SecretEnc: sealed, Config: in.SourceConfig}
+	err = a.Store.Tx(r.Context(), func(tx *models.Store) error {
+		if err := tx.SourceCreate(r.Context(), &src); err != nil {
+			return err
+		}
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: ws.ID, Actor: actor(r), Action: "source.create",
+			SubjectType: "source", SubjectID: strconv.FormatInt(src.ID, 10), After: a.sourceView(src)})
+	})
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	out := map[string]any{"id": src.ID, "ingest_url": a.PublicURL + "/hooks/" + src.Token, "secret": secret, "kind": src.Kind}
+	if in.VerifyToken != "" {
+		out["verify_token"] = in.VerifyToken
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// ListSources answers {"sources":[...]} without secrets.
+func (a *API) ListSources(w http.ResponseWriter, r *http.Request) {
+	list, err := a.Store.SourceList(r.Context(), workspaceFrom(r).ID)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	out := make([]sourceJSON, len(list))
+	for i, s := range list {
+		out[i] = a.sourceView(s)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sources": out})
+}
+
+// loadSource reads {id} of the current workspace, answering 404 itself.
+func (a *API) loadSource(w http.ResponseWriter, r *http.Request) (models.Source, bool) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "id", "unknown source")
+		return models.Source{}, false
+	}
+	src, err := a.Store.SourceGet(r.Context(), workspaceFrom(r).ID, id)
+	if errors.Is(err, models.ErrNotFound) || (err == nil && src.DeletedAt != nil) {
+		writeError(w, http.StatusNotFound, "id", "unknown source")
+		return src, false
+	}
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return src, false
+	}
+	return src, true
+}
+
+// GetSource answers one source.
+func (a *API) GetSource(w http.ResponseWriter, r *http.Request) {
+	if src, ok := a.loadSource(w, r); ok {
+		writeJSON(w, http.StatusOK, a.sourceView(src))
+	}
+}
+
+// sourcePatch is the body of PATCH /sources/{id}; absent fields are unchanged.
+type sourcePatch struct {
+	Name    *string              `json:"name"`
+	Channel *string              `json:"channel"`
+	Enabled *bool                `json:"enabled"`
+	Config  *models.SourceConfig `json:"config"`
+}
+
+// UpdateSource renames, enables/disables or reconfigures a source.
+func (a *API) UpdateSource(w http.ResponseWriter, r *http.Request) {
+	src, ok := a.loadSource(w, r)
+	if !ok {
+		return
+	}
+	var p sourcePatch
+	if !decodeJSON(w, r, &p) {
+		return
+	}
+	before := a.sourceView(src)
+	in := sourceInput{Name: src.Name, Kind: src.Kind, Channel: src.Channel, SourceConfig: src.Config}
+	if p.Name != nil {
+		in.Name = *p.Name
+	}
+	if p.Channel != nil {
+		in.Channel = *p.Channel
+	}
+	if p.Config != nil {
+		in.SourceConfig = *p.Config
+	}
+	secret, err := a.Box.Open(src.SecretEnc)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	if field, msg := validateSource(&in, secret); field != "" {
+		writeError(w, http.StatusBadRequest, field, msg)
+		return
+	}
+	src.Name, src.Channel, src.Config = in.Name, in.Channel, in.SourceConfig
+	if p.Enabled != nil {
+		src.Enabled = *p.Enabled
+	}
+	a.saveSource(w, r, src, "source.update", before)
+}
+
+// RotateSourceSecret issues a new secret; the previous one stays valid for
+// ?grace= (default 24h) so senders can be switched without dropping deliveries.
+func (a *API) RotateSourceSecret(w http.ResponseWriter, r *http.Request) {
+	src, ok := a.loadSource(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		Secret       string `json:"secret"`
+		GraceSeconds *int   `json:"grace_seconds"`
+	}
+	if r.ContentLength != 0 && !decodeJSON(w, r, &in) {
+		return
+	}
+	grace := 24 * time.Hour
+	if in.GraceSeconds != nil {
+		if *in.GraceSeconds < 0 || *in.GraceSeconds > 30*86400 {
+			writeError(w, http.StatusBadRequest, "grace_seconds", "grace_seconds must be from 0 to 2592000")
+			return
+		}
+		grace = time.Duration(*in.GraceSeconds) * time.Second
+	}
+	secret := in.Secret
+	if secret == "" {
+		if !signature.GeneratesSecret(src.Kind) {
+			writeError(w, http.StatusBadRequest, "secret", "the provider issues this secret: send the new one as \"secret\"")
+			return
+		}
+		var err error
+		if secret, err = signature.NewSecret(src.Kind); err != nil {
+			serverError(a.Log, w, r, err)
+			return
+		}
+	}
+	sealed, err := a.Box.Seal(secret)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	until := time.Now().Add(grace)
+	src.PreviousSecretEnc, src.PreviousSecretUntil, src.SecretEnc = src.SecretEnc, &until, sealed
+	if a.saveSource(w, r, src, "source.rotate_secret", map[string]any{"previous_secret_valid_until": until}) {
+		return
+	}
+}
+
+// DeleteSource soft-deletes: later deliveries answer 410 so senders stop.
+func (a *API) DeleteSource(w http.ResponseWriter, r *http.Request) {
+	src, ok := a.loadSource(w, r)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	src.DeletedAt, src.Enabled = &now, false
+	a.saveSource(w, r, src, "source.delete", a.sourceView(src))
+}
+
+// saveSource persists, audits and answers; it reports whether it answered.
+func (a *API) saveSource(w http.ResponseWriter, r *http.Request, src models.Source, action string, before any) bool {
+	err := a.Store.Tx(r.Context(), func(tx *models.Store) error {
+		if err := tx.SourceUpdate(r.Context(), &src); err != nil {
+			return err
+		}
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: src.WorkspaceID, Actor: actor(r), Action: action,
+			SubjectType: "source", SubjectID: strconv.FormatInt(src.ID, 10), Before: before, After: a.sourceView(src)})
+	})
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return true
+	}
+	if a.Sources != nil {
+		a.Sources.Forget(src.Token)
+	}
+	switch action {
+	case "source.rotate_secret":
+		secret, _ := a.Box.Open(src.SecretEnc)
+		writeJSON(w, http.StatusOK, map[string]any{"id": src.ID, "secret": secret, "previous_secret_valid_until": src.PreviousSecretUntil})
+	case "source.delete":
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		writeJSON(w, http.StatusOK, a.sourceView(src))
+	}
+	return true
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

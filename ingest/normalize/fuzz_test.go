@@ -1,0 +1,41 @@
+package normalize
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzNormalize checks the normalizers' contract on arbitrary text: Raw is kept, Valid and Value agree,
+// an invalid value says why, a valid email is trimmed lower-case, a valid phone is E.164, and Name is
+// idempotent.
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{" Jane.Doe@Example.com ", "(415) 555-0134", "004915112345678", "jANE o'neil-smith", "josé@bücher.de", "+1 415 555 0134 x7", "12345678901234567890"} {
+		f.Add(s, "US")
+	}
+	f.Add("0151 12345678", "DE")
+	f.Fuzz(func(t *testing.T, raw, region string) {
+		e := Email(raw)
+		if e.Raw != raw || e.Valid != (e.Value != "") || e.Valid == (e.Problem != "") {
+			t.Fatalf("Email(%q) = %+v", raw, e)
+		}
+		if e.Valid && (e.Value != strings.ToLower(e.Value) || e.Value != strings.TrimSpace(e.Value) || strings.Count(e.Value, "@") != 1) {
+			t.Fatalf("Email(%q) valid but not canonical: %q", raw, e.Value)
+		}
+		if e.Valid && Email(e.Value).Value != e.Value {
+			t.Fatalf("Email not idempotent on %q", e.Value)
+		}
+		p := Phone(raw, region)
+		if p.Raw != raw || p.Valid != (p.Value != "") || p.Valid == (p.Problem != "") {
+			t.Fatalf("Phone(%q) = %+v", raw, p)
+		}
+		if p.Valid && (!strings.HasPrefix(p.Value, "+") || strings.Trim(p.Value[1:], "0123456789") != "" || len(p.Value) > 16) {
+			t.Fatalf("Phone(%q, %q) valid but not E.164: %q", raw, region, p.Value)
+		}
+		if p.Valid && Phone(p.Value, "").Value != p.Value {
+			t.Fatalf("Phone not idempotent on %q", p.Value)
+		}
+		if n := Name(raw); Name(n) != n {
+			t.Fatalf("Name not idempotent: %q → %q → %q", raw, n, Name(n))
+		}
+	})
+}

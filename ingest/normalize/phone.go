@@ -1,0 +1,83 @@
+package normalize
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+// DefaultRegion is the region assumed for national-format numbers when a source has none configured.
+const DefaultRegion = "US"
+
+// maxPhoneDigits leaves room for a national trunk prefix or "00" above E.164's 15 digits; anything
+// longer is not a phone number.
+const maxPhoneDigits = 17
+
+// extensionSuffix matches a trailing extension ("ext. 12", "x12", "#12", "extension 12"); it is dropped
+// because a contact is identified by the line, not the desk.
+var extensionSuffix = regexp.MustCompile(`(?i)[\s,;]*(?:extension|extn?\.?|x|#)\s*\d{1,7}\s*$`)
+
+// Phone normalizes raw to E.164 ("+14155550134") with libphonenumber. National numbers are read in
+// defaultRegion (an ISO 3166 code, DefaultRegion when empty); "+" and "00" international prefixes are
+// understood, as is a leading "tel:". Extensions are dropped. Letters (vanity numbers, typos) are refused
+// rather than translated, and numbers libphonenumber does not consider valid, or that are too long to be
+// phone numbers, are flagged.
+func Phone(raw, defaultRegion string) Value {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return invalid(raw, problemEmpty)
+	}
+	if !utf8.ValidString(s) {
+		return invalid(raw, "not valid UTF-8")
+	}
+	if len(s) > len("tel:") && strings.EqualFold(s[:len("tel:")], "tel:") {
+		s = s[len("tel:"):]
+	}
+	s = extensionSuffix.ReplaceAllString(s, "")
+	if strings.IndexFunc(s, unicode.IsLetter) >= 0 {
+		return invalid(raw, "contains letters")
+	}
+	digits := countDigits(s)
+	switch {
+	case digits == 0:
+		return invalid(raw, "no digits")
+	case digits > maxPhoneDigits:
+		return invalid(raw, "too long")
+	}
+	s = internationalPrefix(s)
+	region := strings.ToUpper(strings.TrimSpace(defaultRegion))
+	if region == "" {
+		region = DefaultRegion
+	}
+	num, err := phonenumbers.Parse(s, region)
+	if err != nil {
+		return invalid(raw, "not a phone number: "+err.Error())
+	}
+	if !phonenumbers.IsValidNumber(num) {
+		return invalid(raw, "not a valid number")
+	}
+	return Value{Value: phonenumbers.Format(num, phonenumbers.E164), Raw: raw, Valid: true}
+}
+
+// internationalPrefix rewrites a leading "00" (the international call prefix almost everywhere outside
+// North America) to "+", so "0049…" reads as a German number whatever the default region is.
+func internationalPrefix(s string) string {
+	trimmed := strings.TrimLeftFunc(s, func(r rune) bool { return !unicode.IsDigit(r) && r != '+' })
+	if strings.HasPrefix(trimmed, "00") {
+		return "+" + trimmed[2:]
+	}
+	return s
+}
+
+func countDigits(s string) int {
+	n := 0
+	for _, r := range s {
+		if unicode.IsDigit(r) {
+			n++
+		}
+	}
+	return n
+}

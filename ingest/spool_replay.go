@@ -1,0 +1,61 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/leadgate/leadgate/ingest/spool"
+	"github.com/leadgate/leadgate/models"
+)
+
+// ReplaySpool moves spooled events into Postgres, deduplicated like live
+// deliveries, then publishes and enqueues them. It returns how many records
+// were replayed; records stay in the spool until Postgres has committed them.
+func (s *Service) ReplaySpool(ctx context.Context) (int, error) {
+	if s.Spool == nil || s.Spool.Pending() == 0 {
+		return 0, nil
+	}
+	n, err := s.Spool.Replay(ctx, func(ctx context.Context, recs []spool.Record) error {
+		batch := make([]models.IngestItem, 0, len(recs))
+		for _, r := range recs {
+			var it models.IngestItem
+			if err := json.Unmarshal(r.Data, &it); err != nil {
+				s.Log.Error("ingest: undecodable spool record skipped", "id", r.ID, "err", err)
+				continue
+			}
+			batch = append(batch, it)
+		}
+		results, err := s.Store.IngestReplaySpooled(ctx, batch, s.Window)
+		if err != nil {
+			return fmt.Errorf("ingest: replay spool: %w", err)
+		}
+		s.afterCommit(ctx, batch, results)
+		return nil
+	})
+	if s.Metrics != nil && n > 0 {
+		s.Metrics.Replayed.Add(float64(n))
+	}
+	return n, err
+}
+
+// RunSpoolReplay replays the spool every interval until ctx ends.
+func (s *Service) RunSpoolReplay(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := s.ReplaySpool(ctx)
+			if n > 0 {
+				s.Log.Info("ingest: spool replayed", "events", n)
+			}
+			if err != nil && ctx.Err() == nil {
+				s.Log.Warn("ingest: spool replay incomplete; will retry", "err", err)
+			}
+		}
+	}
+}

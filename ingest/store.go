@@ -1,0 +1,183 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/leadgate/leadgate/ingest/mapping"
+	"github.com/leadgate/leadgate/ingest/spool"
+	"github.com/leadgate/leadgate/models"
+)
+
+// gateKey is the Redis fast-gate key of an idempotency key.
+func gateKey(workspaceID int64, key string) string {
+	return fmt.Sprintf("lg:idem:%d:%s", workspaceID, key)
+}
+
+// store makes the delivery's items durable and answers per CONTRACT.md.
+func (s *Service) store(ctx context.Context, src models.Source, ct string, items []mapping.Item, now time.Time) Answer {
+	batch := make([]models.IngestItem, len(items))
+	for i, it := range items {
+		l := normalizeItem(it, src.Config, now)
+		ev, err := l.event(newEventID(), src, ct, now)
+		if err != nil {
+			return errorAnswer(http.StatusBadRequest, "malformed", err.Error())
+		}
+		key, windowed := idempotencyKey(src.Kind, it.DeliveryID, src.WorkspaceID, src.ID, src.Config.DedupeFields, l)
+		batch[i] = models.IngestItem{Event: ev, Key: key, Windowed: windowed}
+	}
+	if results, ok := s.fastGate(ctx, batch); ok {
+		return answer(batch, results)
+	}
+	results, err := s.Store.IngestStore(ctx, batch, s.Window)
+	if err != nil {
+		if ctx.Err() != nil {
+			return unavailable("request cancelled before the event was stored")
+		}
+		if !models.IsUnavailable(err) {
+			s.Log.Error("ingest: store", "source", src.ID, "err", err)
+			return unavailable("the event could not be stored; retry later")
+		}
+		return s.spoolOrRefuse(ctx, src, batch, err, now)
+	}
+	s.afterCommit(ctx, batch, results)
+	return answer(batch, results)
+}
+
+// fastGate answers from Redis when every item's key is known to be committed.
+// Redis holds a key only after its commit, so a hit is always safe; a miss or
+// an outage falls through to Postgres, which is the truth.
+func (s *Service) fastGate(ctx context.Context, batch []models.IngestItem) ([]models.IngestResult, bool) {
+	if s.Redis == nil {
+		return nil, false
+	}
+	keys := make([]string, len(batch))
+	for i, it := range batch {
+		keys[i] = gateKey(it.Event.WorkspaceID, it.Key)
+	}
+	vals, err := s.Redis.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, false
+	}
+	out := make([]models.IngestResult, len(batch))
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		eventID, storedKey, _ := strings.Cut(str, "|")
+		out[i] = models.IngestResult{EventID: eventID, Duplicate: true}
+		if storedKey == "" {
+			storedKey = batch[i].Key
+		}
+		if err := s.Store.DuplicateCount(ctx, batch[i].Event.WorkspaceID, storedKey); err != nil {
+			s.Log.Warn("ingest: duplicate not counted", "err", err)
+		}
+	}
+	return out, true
+}
+
+// afterCommit publishes committed keys to the fast gate and enqueues the new
+// events. Failures here lose nothing: the sweep re-enqueues pending events and
+// Postgres still deduplicates.
+func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, results []models.IngestResult) {
+	if s.Redis != nil {
+		pipe := s.Redis.Pipeline()
+		for i, r := range results {
+			if r.Duplicate {
+				continue
+			}
+			ttl := s.GateTTL
+			if batch[i].Windowed {
+				ttl = s.Window
+			}
+			ev := batch[i].Event
+			pipe.Set(ctx, gateKey(ev.WorkspaceID, batch[i].Key), r.EventID+"|"+ev.IdempotencyKey, ttl)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			s.Log.Warn("ingest: fast gate not updated", "err", err)
+		}
+	}
+	for i, r := range results {
+		if r.Duplicate || batch[i].Event.Status != models.EventPending {
+			continue
+		}
+		if err := s.Queue.EnqueueApply(ctx, r.EventID); err != nil {
+			if s.Metrics != nil {
+				s.Metrics.EnqueueErr.Inc()
+			}
+			s.Log.Warn("ingest: enqueue failed; the sweep will retry", "event", r.EventID, "err", err)
+		}
+	}
+}
+
+// spoolOrRefuse keeps the delivery durable on local disk while Postgres is
+// down, or answers 503 so the sender keeps it.
+func (s *Service) spoolOrRefuse(ctx context.Context, src models.Source, batch []models.IngestItem, cause error, now time.Time) Answer {
+	if s.Spool == nil {
+		s.Log.Error("ingest: postgres unavailable, no spool", "err", cause)
+		return unavailable("leadgate cannot store events right now; retry later")
+	}
+	results := make([]models.IngestResult, len(batch))
+	var recs []spool.Record
+	for i, it := range batch {
+		if id, ok := s.Spool.Lookup(src.WorkspaceID, it.Key); ok {
+			results[i] = models.IngestResult{EventID: id, Duplicate: true}
+			continue
+		}
+		data, err := json.Marshal(it)
+		if err != nil {
+			return errorAnswer(http.StatusBadRequest, "malformed", "event could not be encoded")
+		}
+		recs = append(recs, spool.Record{ID: it.Event.ID, WorkspaceID: src.WorkspaceID, SourceID: src.ID, IdempotencyKey: it.Key, Data: data, SpooledAt: now})
+		results[i] = models.IngestResult{EventID: it.Event.ID}
+	}
+	if len(recs) > 0 {
+		if err := s.Spool.Append(ctx, recs); err != nil {
+			s.Log.Error("ingest: spool append", "err", err)
+			return unavailable("leadgate cannot store events right now; retry later")
+		}
+		if s.Metrics != nil {
+			s.Metrics.Spooled.Add(float64(len(recs)))
+		}
+		s.Log.Warn("ingest: postgres unavailable, events spooled", "count", len(recs), "err", cause)
+	}
+	a := answer(batch, results)
+	a.Outcome = "spooled"
+	return a
+}
+
+// answer renders CONTRACT.md's single- or multi-event answer.
+func answer(batch []models.IngestItem, results []models.IngestResult) Answer {
+	status := func(i int) (string, string) {
+		switch {
+		case results[i].Duplicate:
+			return "duplicate", ""
+		case batch[i].Event.Status == models.EventRejected:
+			return "rejected", batch[i].Event.Reason
+		}
+		return "queued", ""
+	}
+	if len(batch) == 1 {
+		st, reason := status(0)
+		body := map[string]any{"status": st, "event_id": results[0].EventID}
+		if reason != "" {
+			body["reason"] = reason
+		}
+		return Answer{Status: http.StatusOK, Body: body, Outcome: st}
+	}
+	overall := "duplicate"
+	items := make([]ItemAnswer, len(batch))
+	for i := range batch {
+		st, reason := status(i)
+		items[i] = ItemAnswer{EventID: results[i].EventID, Status: st, Reason: reason}
+		if st != "duplicate" {
+			overall = "queued"
+		}
+	}
+	return Answer{Status: http.StatusOK, Body: map[string]any{"status": overall, "events": items}, Outcome: overall}
+}

@@ -1,0 +1,125 @@
+// Package config reads leadgate's typed configuration from the environment once,
+// validates it, and hands it to everything else explicitly.
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DevSecretKey is used when LEADGATE_SECRET_KEY is unset; start-up warns loudly.
+const DevSecretKey = "leadgate-dev-secret-key-do-not-use-in-production"
+
+// Config is the whole runtime configuration. Defaults follow CONTRACT.md.
+type Config struct {
+	DatabaseURL string // LEADGATE_DATABASE_URL
+	RedisURL    string // LEADGATE_REDIS_URL
+	Addr        string // LEADGATE_ADDR
+	SecretKey   string // LEADGATE_SECRET_KEY (or LEADGATE_SECRET_KEY_FILE)
+	PublicURL   string // LEADGATE_PUBLIC_URL
+	// SpoolDir holds fsynced deliveries while Postgres is down; "off" disables it.
+	SpoolDir string // LEADGATE_SPOOL_DIR [data/spool]
+	// MaxBodyBytes caps a webhook body (413 beyond it).
+	MaxBodyBytes int64 // LEADGATE_MAX_BODY_BYTES [1 MiB]
+	// IdempotencyWindow is the sliding window for content-hash keys of senders without a delivery id.
+	IdempotencyWindow time.Duration // LEADGATE_IDEMPOTENCY_WINDOW [1h]
+	// WorkerConcurrency is the number of asynq workers in this process.
+	WorkerConcurrency int // LEADGATE_WORKER_CONCURRENCY [10]
+	// SecureCookies marks session cookies Secure (on when PublicURL is https).
+	SecureCookies bool
+	// DevSecret is true when the built-in development secret key is in use.
+	DevSecret bool
+	LogLevel  slog.Level // LEADGATE_LOG_LEVEL [info]
+}
+
+// FromEnv reads the environment through getenv (os.Getenv in production) and
+// validates the result, returning every problem at once.
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		DatabaseURL: cmp.Or(getenv("LEADGATE_DATABASE_URL"), "postgres://localhost:5432/leadgate?sslmode=disable"),
+		RedisURL:    cmp.Or(getenv("LEADGATE_REDIS_URL"), "redis://127.0.0.1:6379/0"),
+		Addr:        cmp.Or(getenv("LEADGATE_ADDR"), ":8080"),
+		SecretKey:   getenv("LEADGATE_SECRET_KEY"),
+		PublicURL:   strings.TrimRight(cmp.Or(getenv("LEADGATE_PUBLIC_URL"), "http://localhost:8080"), "/"),
+		SpoolDir:    cmp.Or(getenv("LEADGATE_SPOOL_DIR"), "data/spool"),
+	}
+	var errs []error
+	if f := getenv("LEADGATE_SECRET_KEY_FILE"); f != "" && c.SecretKey == "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("LEADGATE_SECRET_KEY_FILE: %w", err))
+		}
+		c.SecretKey = strings.TrimSpace(string(b))
+	}
+	if c.SecretKey == "" {
+		c.SecretKey, c.DevSecret = DevSecretKey, true
+	} else if len(c.SecretKey) < 16 {
+		errs = append(errs, errors.New("LEADGATE_SECRET_KEY: must be at least 16 characters"))
+	}
+	if strings.EqualFold(c.SpoolDir, "off") {
+		c.SpoolDir = ""
+	}
+	errs = append(errs, checkURL("LEADGATE_DATABASE_URL", c.DatabaseURL, "postgres", "postgresql"))
+	errs = append(errs, checkURL("LEADGATE_REDIS_URL", c.RedisURL, "redis", "rediss"))
+	errs = append(errs, checkURL("LEADGATE_PUBLIC_URL", c.PublicURL, "http", "https"))
+	c.SecureCookies = strings.HasPrefix(c.PublicURL, "https://")
+
+	var err error
+	c.MaxBodyBytes, err = intVar(getenv, "LEADGATE_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)
+	errs = append(errs, err)
+	workers, err := intVar(getenv, "LEADGATE_WORKER_CONCURRENCY", 10, 1, 1000)
+	c.WorkerConcurrency = int(workers)
+	errs = append(errs, err)
+	c.IdempotencyWindow, err = durationVar(getenv, "LEADGATE_IDEMPOTENCY_WINDOW", time.Hour)
+	errs = append(errs, err)
+	if lvl := getenv("LEADGATE_LOG_LEVEL"); lvl != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
+			errs = append(errs, fmt.Errorf("LEADGATE_LOG_LEVEL: %w", err))
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+func checkURL(name, raw string, schemes ...string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	for _, s := range schemes {
+		if u.Scheme == s && u.Host != "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: %q is not a %s URL with a host", name, raw, schemes[0])
+}
+
+func intVar(getenv func(string) string, name string, def, lo, hi int64) (int64, error) {
+	raw := getenv(name)
+	if raw == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return def, fmt.Errorf("%s: %q must be a whole number from %d to %d", name, raw, lo, hi)
+	}
+	return n, nil
+}
+
+func durationVar(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
+	raw := getenv(name)
+	if raw == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d <= 0 {
+		return def, fmt.Errorf("%s: %q must be a positive duration such as 1h or 90m", name, raw)
+	}
+	return d, nil
+}

@@ -1,0 +1,55 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/leadgate/leadgate/models"
+)
+
+// Deps are what task handlers need.
+type Deps struct {
+	Store *models.Store
+	Queue Queue
+	Log   *slog.Logger
+}
+
+// NewMux registers every task handler.
+func NewMux(d Deps) *asynq.ServeMux {
+	mux := asynq.NewServeMux()
+	mux.Handle(TypeSweepStranded, &SweepStranded{Store: d.Store, Queue: d.Queue, Log: d.Log, Grace: 30 * time.Second})
+	registerLifecycle(mux, d)
+	return mux
+}
+
+// DefaultPeriodic is the scheduler's timetable.
+func DefaultPeriodic() []Periodic {
+	return []Periodic{
+		{Spec: "@every 30s", Task: NewSweepStrandedTask},
+	}
+}
+
+// RetryDelay lets handlers choose their own delay (lock contention retries
+// soon; waiting for a record backs off) and falls back to asynq's default.
+func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
+	var d interface{ RetryAfter() time.Duration }
+	if asErr(err, &d) {
+		return d.RetryAfter()
+	}
+	return asynq.DefaultRetryDelayFunc(n, err, t)
+}
+
+// ErrorReporter logs tasks whose retries are exhausted.
+type ErrorReporter struct{ Log *slog.Logger }
+
+// HandleError implements asynq.ErrorHandler.
+func (e ErrorReporter) HandleError(ctx context.Context, task *asynq.Task, err error) {
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	if retried >= maxRetry {
+		e.Log.Error("task failed for good", "type", task.Type(), "err", err, "retries", retried)
+	}
+}

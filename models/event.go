@@ -1,0 +1,144 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Event statuses. pending/waiting/retrying are unresolved; the rest are the
+// outcomes of CONTRACT.md.
+const (
+	EventPending     = "pending"
+	EventWaiting     = "waiting"
+	EventRetrying    = "retrying"
+	EventApplied     = "applied"
+	EventUnchanged   = "unchanged"
+	EventQuarantined = "quarantined"
+	EventRejected    = "rejected"
+	EventDropped     = "dropped"
+)
+
+// Event is one unique accepted event in the inbox.
+type Event struct {
+	ID             string `gorm:"type:uuid;primaryKey"`
+	WorkspaceID    int64
+	SourceID       int64
+	IdempotencyKey string
+	ContentHash    *string
+	EventType      string
+	Channel        string
+	OccurredAt     time.Time
+	ReceivedAt     time.Time
+	Email          *string
+	EmailRaw       *string
+	EmailProblem   *string
+	Phone          *string
+	PhoneRaw       *string
+	PhoneProblem   *string
+	FirstName      *string
+	LastName       *string
+	Company        *string
+	TargetStage    *string
+	CurrentStage   *string
+	Fields         json.RawMessage `gorm:"type:jsonb"`
+	Attribution    json.RawMessage `gorm:"type:jsonb"`
+	Hydration      json.RawMessage `gorm:"type:jsonb"`
+	RuleOverrides  json.RawMessage `gorm:"type:jsonb"`
+	Payload        json.RawMessage `gorm:"type:jsonb"`
+	ContentType    string
+	Status         string
+	Reason         string
+	Attempts       int
+	NextAttemptAt  *time.Time
+	ContactID      *string `gorm:"type:uuid"`
+	ProcessedAt    *time.Time
+	Spooled        bool
+}
+
+// Resolved reports whether the event has reached its final outcome.
+func (e Event) Resolved() bool {
+	switch e.Status {
+	case EventPending, EventWaiting, EventRetrying:
+		return false
+	}
+	return true
+}
+
+// EventFilter selects events for the explorer and the API.
+type EventFilter struct {
+	WorkspaceID int64
+	Status      string
+	SourceID    int64
+	ContactID   string
+	Email       string
+}
+
+// EventList returns events newest first; Page.Cursor is an event id.
+func (s *Store) EventList(ctx context.Context, f EventFilter, page Page) ([]Event, error) {
+	q := s.db.WithContext(ctx).Where("workspace_id = ?", f.WorkspaceID).Order("received_at DESC, id DESC").Limit(page.Limit)
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.SourceID != 0 {
+		q = q.Where("source_id = ?", f.SourceID)
+	}
+	if f.ContactID != "" {
+		q = q.Where("contact_id = ?", f.ContactID)
+	}
+	if f.Email != "" {
+		q = q.Where("email = ?", f.Email)
+	}
+	if page.Cursor != "" {
+		q = q.Where("(received_at, id) < (SELECT received_at, id FROM events WHERE id = ?)", page.Cursor)
+	}
+	var out []Event
+	if err := q.Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("models: list events: %w", err)
+	}
+	return out, nil
+}
+
+// EventGet returns one event of a workspace.
+func (s *Store) EventGet(ctx context.Context, workspaceID int64, id string) (Event, error) {
+	var e Event
+	err := s.db.WithContext(ctx).Where("workspace_id = ? AND id = ?", workspaceID, id).Take(&e).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return e, ErrNotFound
+	}
+	if err != nil {
+		return e, fmt.Errorf("models: event %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// EventByID returns one event by id across workspaces (the apply job).
+func (s *Store) EventByID(ctx context.Context, id string) (Event, error) {
+	var e Event
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&e).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return e, ErrNotFound
+	}
+	if err != nil {
+		return e, fmt.Errorf("models: event %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// EventsStranded returns ids of unresolved events due for (re)processing and
+// received before olderThan: the crash-recovery sweep re-enqueues them.
+func (s *Store) EventsStranded(ctx context.Context, olderThan time.Time, limit int) ([]string, error) {
+	var ids []string
+	err := s.db.WithContext(ctx).Model(&Event{}).
+		Where("status IN ? AND received_at < ? AND (next_attempt_at IS NULL OR next_attempt_at <= now())",
+			[]string{EventPending, EventWaiting, EventRetrying}, olderThan).
+		Order("received_at").Limit(limit).Pluck("id", &ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("models: stranded events: %w", err)
+	}
+	return ids, nil
+}

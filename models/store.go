@@ -1,0 +1,145 @@
+// Package models holds leadgate's persistence: GORM structs, the Store that
+// reads and writes them, and schema migration. Postgres is the source of truth.
+package models
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// ErrNotFound is returned when a looked-up row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned when a write collides with a unique constraint.
+var ErrConflict = errors.New("already exists")
+
+// Store is the one entry point to Postgres. Methods take ctx first and are safe
+// for concurrent use.
+type Store struct {
+	db *gorm.DB
+}
+
+// Open connects to Postgres at dsn, creating the database first when it does not
+// exist (CONTRACT.md: serve creates it).
+func Open(ctx context.Context, dsn string, log *slog.Logger) (*Store, error) {
+	if err := ensureDatabase(ctx, dsn); err != nil {
+		return nil, err
+	}
+	db, err := gorm.Open(postgres.New(postgres.Config{DSN: dsn}), &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		PrepareStmt:            false,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("models: open postgres: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("models: sql handle: %w", err)
+	}
+	sqlDB.SetMaxOpenConns(40)
+	sqlDB.SetMaxIdleConns(40)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	return &Store{db: db}, nil
+}
+
+// NewStore wraps an existing GORM handle (tests, transactions).
+func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
+
+// DB exposes the GORM handle to packages that own their own tables (the sandbox CRM).
+func (s *Store) DB() *gorm.DB { return s.db }
+
+// Close releases the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Ping reports whether Postgres answers within ctx.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// SQL returns the underlying *sql.DB (migrations, health checks).
+func (s *Store) SQL() (*sql.DB, error) { return s.db.DB() }
+
+// Tx runs fn in one transaction with a Store bound to it.
+func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return fn(&Store{db: tx})
+	})
+}
+
+// ensureDatabase creates the target database when the server says it is missing.
+func ensureDatabase(ctx context.Context, dsn string) error {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return fmt.Errorf("models: parse database url: %w", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" {
+		return nil
+	}
+	probe, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return fmt.Errorf("models: open: %w", err)
+	}
+	defer probe.Close()
+	err = probe.PingContext(ctx)
+	var pgErr *pgconn.PgError
+	if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "3D000" {
+		return nil // exists, or a different problem the caller will see on connect
+	}
+	admin := *u
+	admin.Path = "/postgres"
+	adb, err := sql.Open("pgx", admin.String())
+	if err != nil {
+		return fmt.Errorf("models: open admin db: %w", err)
+	}
+	defer adb.Close()
+	_, err = adb.ExecContext(ctx, `CREATE DATABASE "`+strings.ReplaceAll(name, `"`, `""`)+`"`)
+	if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "42P04") {
+		return fmt.Errorf("models: create database %s: %w", name, err)
+	}
+	return nil
+}
+
+// isUniqueViolation reports a unique-constraint error from Postgres.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// IsUnavailable reports whether err means Postgres could not be reached (as
+// opposed to a query error): the caller may spool or answer 503.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08 connection exceptions, 57P0x shutdown / cannot connect now, 53 insufficient resources.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "53")
+	}
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, ErrNotFound)
+}

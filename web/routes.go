@@ -1,0 +1,67 @@
+// Package web assembles leadgate's HTTP server: the router, middleware,
+// sessions and embedded static files.
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/leadgate/leadgate/handlers"
+	"github.com/leadgate/leadgate/models"
+)
+
+// Deps are the handlers and services the router needs.
+type Deps struct {
+	Store   *models.Store
+	Log     *slog.Logger
+	Hooks   *handlers.Hooks
+	API     *handlers.API
+	Health  *handlers.Health
+	Metrics http.Handler
+	// UI mounts the admin web app at / (nil: API only).
+	UI func(r chi.Router)
+}
+
+// Routes lists every route of the service in one place.
+func Routes(d Deps) http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID)
+	r.Use(middleware.ClientIPFromRemoteAddr)
+	r.Use(requestLogger(d.Log))
+	r.Use(recoverer(d.Log))
+
+	// Public: webhooks, health and metrics.
+	r.Get("/healthz", d.Health.Live)
+	r.Get("/readyz", d.Health.Ready)
+	r.Handle("/metrics", d.Metrics)
+	r.With(middleware.Timeout(10*time.Second)).Post("/hooks/{token}", d.Hooks.ReceiveWebhook)
+	r.Get("/hooks/{token}", d.Hooks.ReceiveWebhook) // Meta's hub.challenge handshake
+
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Use(middleware.Timeout(30 * time.Second))
+		r.Use(RequireToken(d.Store, d.Log))
+		r.Get("/workspaces", d.API.ListWorkspaces)
+		r.With(RequireRole(models.RoleAdmin)).Post("/workspaces", d.API.CreateWorkspace)
+		r.Route("/workspaces/{ws}", func(r chi.Router) {
+			r.Use(d.API.LoadWorkspace)
+			editor := RequireRole(models.RoleEditor)
+			r.Get("/sources", d.API.ListSources)
+			r.With(editor).Post("/sources", d.API.CreateSource)
+			r.Get("/sources/{id}", d.API.GetSource)
+			r.With(editor).Patch("/sources/{id}", d.API.UpdateSource)
+			r.With(editor).Delete("/sources/{id}", d.API.DeleteSource)
+			r.With(editor).Post("/sources/{id}/rotate-secret", d.API.RotateSourceSecret)
+			r.Get("/events", d.API.ListEvents)
+			r.Get("/events/{id}", d.API.GetEvent)
+			r.Get("/stats", d.API.GetStats)
+		})
+	})
+	if d.UI != nil {
+		d.UI(r)
+	}
+	return r
+}
