@@ -365,3 +365,30 @@ func TestActiveCampaignDealMode(t *testing.T) {
 		t.Errorf("human move: deal %+v conflicts %v, want stage 71 kept and a conflict", got, r.Conflicts)
 	}
 }
+
+func TestActiveCampaignFakeRateLimitBecomesRateLimitedWithRetryAfter(t *testing.T) {
+	fake, d := newAC(t, crmfake.ACOptions{Options: crmfake.Options{RateLimit: 2, RetryAfter: 4}})
+	r := upsertOne(t, d, jane()) // search, fields, create, tag, note: more than 2 requests in a second
+	var e *crm.Error
+	if !errors.As(r.Err, &e) || e.Class != crm.RateLimited || e.RetryAfter != 4*time.Second || e.Status != 429 {
+		t.Errorf("Err = %v, want RateLimited 429 with 4 s", r.Err)
+	}
+	if got := fake.MaxRequestsInWindow(time.Second); got != 3 {
+		t.Errorf("fake saw %d requests in a second, want 3 (the third was refused and the batch stopped)", got)
+	}
+}
+
+// TestDestinationsAreSafeForConcurrentUse runs several relay workers against one destination.
+func TestDestinationsAreSafeForConcurrentUse(t *testing.T) {
+	fake, d := newAC(t, crmfake.ACOptions{})
+	done := make(chan crm.Result)
+	for i := range 8 {
+		go func() { done <- upsertOne(t, d, lead(i)) }()
+	}
+	for range 8 {
+		mustOK(t, <-done)
+	}
+	if n, dup := len(fake.Contacts()), fake.DuplicateEmails(); n != 8 || dup != 0 {
+		t.Errorf("contacts %d duplicates %d, want 8 and 0", n, dup)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/internal/principal"
 	"github.com/leadgate/leadgate/internal/secretbox"
+	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -21,6 +22,7 @@ type API struct {
 	Sources   *ingest.SourceCache // forgotten on edits so changes apply at once
 	PublicURL string
 	Log       *slog.Logger
+	Applier   *apply.Applier
 }
 
 type wsKey struct{}

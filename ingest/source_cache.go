@@ -19,6 +19,16 @@ type sourceEntry struct {
 	fetchedAt time.Time
 }
 
+// fresh reports whether the entry may serve at now: younger than ttl, and not
+// still holding a previous secret whose grace has ended since it was loaded.
+func (e *sourceEntry) fresh(now time.Time, ttl time.Duration) bool {
+	if now.Sub(e.fetchedAt) >= ttl {
+		return false
+	}
+	until := e.src.PreviousSecretUntil
+	return until == nil || !e.fetchedAt.Before(*until) || now.Before(*until)
+}
+
 // SourceCache keeps recently used sources in memory. Entries are refreshed
 // after TTL; when Postgres is unreachable a stale entry keeps serving, so a
 // known source can still be verified and spooled during an outage.
@@ -39,7 +49,7 @@ func (c *SourceCache) Get(ctx context.Context, token string, now time.Time) (*so
 	c.mu.Lock()
 	e, ok := c.entries[token]
 	c.mu.Unlock()
-	if ok && now.Sub(e.fetchedAt) < c.TTL {
+	if ok && e.fresh(now, c.TTL) {
 		return e, nil
 	}
 	src, err := c.Store.SourceGetByToken(ctx, token)

@@ -33,19 +33,61 @@ func (s *Service) store(ctx context.Context, src models.Source, ct string, items
 	if results, ok := s.fastGate(ctx, batch); ok {
 		return answer(batch, results)
 	}
-	results, err := s.Store.IngestStore(ctx, batch, s.Window)
-	if err != nil {
-		if ctx.Err() != nil {
-			return unavailable("request cancelled before the event was stored")
+	results, todo := s.spooledAlready(src.WorkspaceID, batch)
+	if len(todo) > 0 {
+		stored, err := s.storeItems(ctx, batch, todo)
+		if err != nil {
+			if ctx.Err() != nil {
+				return unavailable("request cancelled before the event was stored")
+			}
+			if !models.IsUnavailable(err) {
+				s.Log.Error("ingest: store", "source", src.ID, "err", err)
+				return unavailable("the event could not be stored; retry later")
+			}
+			return s.spoolOrRefuse(ctx, src, batch, err, now)
 		}
-		if !models.IsUnavailable(err) {
-			s.Log.Error("ingest: store", "source", src.ID, "err", err)
-			return unavailable("the event could not be stored; retry later")
+		for j, i := range todo {
+			results[i] = stored[j]
 		}
-		return s.spoolOrRefuse(ctx, src, batch, err, now)
+		s.afterCommit(ctx, batch, results)
 	}
-	s.afterCommit(ctx, batch, results)
 	return answer(batch, results)
+}
+
+// spooledAlready answers the items still waiting in the spool from an outage
+// as duplicates of the spooled event (a retry that arrives after Postgres
+// returned but before the replay), and returns the indices left to store.
+func (s *Service) spooledAlready(workspaceID int64, batch []models.IngestItem) ([]models.IngestResult, []int) {
+	results := make([]models.IngestResult, len(batch))
+	todo := make([]int, 0, len(batch))
+	pending := s.Spool != nil && s.Spool.Pending() > 0
+	for i, it := range batch {
+		if pending {
+			if id, ok := s.Spool.Lookup(workspaceID, it.Key); ok {
+				results[i] = models.IngestResult{EventID: id, Duplicate: true}
+				continue
+			}
+		}
+		todo = append(todo, i)
+	}
+	return results, todo
+}
+
+// storeItems commits batch[todo] in one transaction. The store sets each
+// item's final idempotency key, so the items are written back into batch.
+func (s *Service) storeItems(ctx context.Context, batch []models.IngestItem, todo []int) ([]models.IngestResult, error) {
+	if len(todo) == len(batch) {
+		return s.Store.IngestStore(ctx, batch, s.Window)
+	}
+	sub := make([]models.IngestItem, len(todo))
+	for j, i := range todo {
+		sub[j] = batch[i]
+	}
+	res, err := s.Store.IngestStore(ctx, sub, s.Window)
+	for j, i := range todo {
+		batch[i] = sub[j]
+	}
+	return res, err
 }
 
 // fastGate answers from Redis when every item's key is known to be committed.
@@ -91,11 +133,15 @@ func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, re
 			if r.Duplicate {
 				continue
 			}
+			ev := batch[i].Event
 			ttl := s.GateTTL
 			if batch[i].Windowed {
-				ttl = s.Window
+				// The window runs from the event's arrival, which for a
+				// replayed spool record may be long before this commit.
+				if ttl = s.Window - s.Now().Sub(ev.ReceivedAt); ttl <= 0 {
+					continue
+				}
 			}
-			ev := batch[i].Event
 			pipe.Set(ctx, gateKey(ev.WorkspaceID, batch[i].Key), r.EventID+"|"+ev.IdempotencyKey, ttl)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {

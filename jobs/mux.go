@@ -7,21 +7,23 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
 )
 
 // Deps are what task handlers need.
 type Deps struct {
-	Store *models.Store
-	Queue Queue
-	Log   *slog.Logger
+	Store   *models.Store
+	Queue   Queue
+	Log     *slog.Logger
+	Applier *apply.Applier
 }
 
 // NewMux registers every task handler.
 func NewMux(d Deps) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
 	mux.Handle(TypeSweepStranded, &SweepStranded{Store: d.Store, Queue: d.Queue, Log: d.Log, Grace: 30 * time.Second})
-	registerLifecycle(mux, d)
+	mux.Handle(TypeApplyEvent, &ApplyEvent{Applier: d.Applier})
 	return mux
 }
 

@@ -143,3 +143,22 @@ func IsUnavailable(err error) bool {
 	}
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, ErrNotFound)
 }
+
+// ErrBusy means a row or advisory lock is held by another transaction; the
+// caller retries soon instead of waiting.
+var ErrBusy = errors.New("busy: locked by another worker")
+
+func isLockNotAvailable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+}
+
+// TryAdvisoryXactLock takes a transaction-scoped advisory lock on key without
+// waiting; it reports whether the lock was obtained.
+func (s *Store) TryAdvisoryXactLock(ctx context.Context, key string) (bool, error) {
+	var ok bool
+	if err := s.db.WithContext(ctx).Raw(`SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))`, key).Scan(&ok).Error; err != nil {
+		return false, fmt.Errorf("models: advisory lock: %w", err)
+	}
+	return ok, nil
+}

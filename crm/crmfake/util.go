@@ -2,9 +2,12 @@ package crmfake
 
 import (
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
+	"time"
 )
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -100,3 +103,7 @@ func duplicates[T any](items []T, key func(T) string) int {
 	}
 	return n
 }
+
+func readAll(r *http.Request) ([]byte, error) { return io.ReadAll(io.LimitReader(r.Body, 16<<20)) }
+
+func timeNow() time.Time { return time.Now() }

@@ -30,7 +30,7 @@ type Config struct {
 	Prefix string        // Redis key prefix; default "leadgate:ratelimit:"
 	Limit  int           // requests allowed per Window; must be > 0
 	Window time.Duration // default 1 s
-	// Margin is added to Window when admitting (see the package doc); default Window/50.
+	// Margin is added to Window when admitting (see the package doc); default Window/20, at least 50 ms.
 	// A negative Margin means none.
 	Margin time.Duration
 }
@@ -54,7 +54,7 @@ func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
 		cfg.Window = time.Second
 	}
 	if cfg.Margin == 0 {
-		cfg.Margin = cfg.Window / 50
+		cfg.Margin = max(cfg.Window/20, 50*time.Millisecond)
 	}
 	if cfg.Margin < 0 {
 		cfg.Margin = 0

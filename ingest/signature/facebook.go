@@ -7,6 +7,10 @@ import "net/url"
 // GET ?hub.mode=subscribe&hub.verify_token=...&hub.challenge=..., answered
 // with the challenge as the body.
 
+// facebookSpec: X-Hub-Signature-256: sha256=<hex HMAC-SHA256(app secret, raw
+// body)>. The legacy sha1 X-Hub-Signature is not accepted.
+var facebookSpec = macSpec{header: "X-Hub-Signature-256", encoding: encodingHex, prefix: "sha256="}
+
 // maxChallengeLen bounds the echoed challenge.
 const maxChallengeLen = 256
 

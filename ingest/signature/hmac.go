@@ -22,8 +22,6 @@ type macSpec struct {
 var (
 	// Typeform: Typeform-Signature: sha256=<base64 HMAC-SHA256(secret, body)>.
 	typeformSpec = macSpec{header: "Typeform-Signature", encoding: encodingBase64, prefix: "sha256="}
-	// Meta Lead Ads: X-Hub-Signature-256: sha256=<hex HMAC-SHA256(app secret, body)>.
-	facebookSpec = macSpec{header: "X-Hub-Signature-256", encoding: encodingHex, prefix: "sha256="}
 	// Tally: Tally-Signature: <base64 HMAC-SHA256(secret, body)>.
 	tallySpec = macSpec{header: "Tally-Signature", encoding: encodingBase64}
 )
@@ -73,6 +71,9 @@ func validateGenericHMAC(kind string) func(Config) error {
 		}
 		if cfg.Algorithm != "" && cfg.Algorithm != algorithmSHA256 {
 			return configError(kind, "algorithm must be sha256")
+		}
+		if err := checkHeaderName(kind, cfg.TimestampHeader); err != nil {
+			return err
 		}
 		return checkHeaderName(kind, cfg.Header)
 	}

@@ -42,6 +42,9 @@ func validateVapi(cfg Config) error {
 		if _, err := hashFunc(cfg.Algorithm); err != nil {
 			return configError(KindVapi, "algorithm must be sha256 or sha1, not %q", cfg.Algorithm)
 		}
+		if err := checkHeaderName(KindVapi, cfg.TimestampHeader); err != nil {
+			return err
+		}
 	default:
 		return configError(KindVapi, "mode must be bearer, secret-header or hmac, not %q", cfg.Mode)
 	}

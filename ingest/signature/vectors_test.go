@@ -324,3 +324,37 @@ func mustHash(t *testing.T, alg string) func() hashHash {
 	}
 	return h
 }
+
+func TestRestampedDeliveryIsRejected(t *testing.T) {
+	// A replayer who refreshes the timestamp but cannot re-sign must fail.
+	old := testNow.Add(-10 * time.Minute)
+	cases := []struct {
+		kind, header string
+		cfg          Config
+		restamp      func(r *Request)
+	}{
+		{KindStripe, "Stripe-Signature", Config{Secrets: []string{"whsec_x"}}, func(r *Request) {
+			_, sig, _ := strings.Cut(r.Header.Get("Stripe-Signature"), ",")
+			r.Header.Set("Stripe-Signature", "t="+itoa(testNow.Unix())+","+sig)
+		}},
+		{KindStandardWebhooks, "webhook-timestamp", Config{Secrets: []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}, func(r *Request) {
+			r.Header.Set("webhook-timestamp", itoa(testNow.Unix()))
+		}},
+		{KindHubSpot, "X-HubSpot-Request-Timestamp", Config{Secrets: []string{"cs"}}, func(r *Request) {
+			r.Header.Set("X-HubSpot-Request-Timestamp", itoa(testNow.UnixMilli()))
+		}},
+		{KindWebflow, "x-webflow-timestamp", Config{Secrets: []string{"cs"}}, func(r *Request) {
+			r.Header.Set("x-webflow-timestamp", itoa(testNow.UnixMilli()))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.kind, func(t *testing.T) {
+			req := jsonRequest(hookURL, leadJSON)
+			if err := Sign(c.kind, SignConfig{Config: c.cfg}, &req, old); err != nil {
+				t.Fatal(err)
+			}
+			c.restamp(&req)
+			assertReason(t, Verify(c.kind, c.cfg, req, testNow), "signature mismatch")
+		})
+	}
+}

@@ -10,8 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -24,7 +26,9 @@ import (
 	"github.com/leadgate/leadgate/internal/config"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/jobs"
+	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/static"
 	"github.com/leadgate/leadgate/web"
 )
 
@@ -42,6 +46,7 @@ type App struct {
 	Spool    *spool.Spool
 	Registry *prometheus.Registry
 	Ingest   *ingest.Service
+	Applier  *apply.Applier
 }
 
 func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger) (*App, error) {
@@ -78,6 +83,7 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 		GateTTL: 24 * time.Hour,
 		Now:     time.Now,
 	}
+	a.Applier = &apply.Applier{Store: store, Queue: a.Queue, Log: log}
 	return a, nil
 }
 
@@ -89,9 +95,13 @@ func (a *App) Close() {
 	a.Redis.Close()
 }
 
-// firstStart prints credentials for a brand-new installation: an admin API
-// token (and, with the web app, an admin login) so the first minute needs no CLI.
+// FirstStart prints credentials for a brand-new installation: an admin API
+// token and an admin login (admin@localhost with a one-time password that
+// must be changed at first sign-in) so the first minute needs no CLI.
 func (a *App) FirstStart(ctx context.Context, stdout io.Writer) error {
+	if err := a.firstAdminUser(ctx, stdout); err != nil {
+		return err
+	}
 	tokens, err := a.Store.TokenList(ctx)
 	if err != nil {
 		return err
@@ -107,15 +117,69 @@ func (a *App) FirstStart(ctx context.Context, stdout io.Writer) error {
 	return a.Store.AuditRecord(ctx, models.Audit{Actor: "system", Action: "token.create", SubjectType: "api_token", After: map[string]string{"name": "first-admin", "role": "admin"}})
 }
 
+// firstAdminUser creates admin@localhost when no user exists yet.
+func (a *App) firstAdminUser(ctx context.Context, stdout io.Writer) error {
+	n, err := a.Store.UserCount(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	password, err := handlers.OneTimePassword()
+	if err != nil {
+		return fmt.Errorf("first start: %w", err)
+	}
+	err = a.Store.Tx(ctx, func(tx *models.Store) error {
+		u, err := tx.UserCreate(ctx, "admin@localhost", password, models.RoleAdmin, true)
+		if err != nil {
+			return err
+		}
+		return tx.AuditRecord(ctx, models.Audit{Actor: "system", Action: "user.create", SubjectType: "user",
+			SubjectID: strconv.FormatInt(u.ID, 10), After: map[string]string{"email": u.Email, "role": u.Role}})
+	})
+	if errors.Is(err, models.ErrConflict) {
+		return nil // another replica created it first
+	}
+	if err != nil {
+		return fmt.Errorf("first start: create admin: %w", err)
+	}
+	fmt.Fprintf(stdout, "\n  First start: sign in to the web app as admin@localhost with this one-time password\n  (you will choose your own at first sign-in):\n\n    %s\n\n", password)
+	return nil
+}
+
 func (a *App) Deps() web.Deps {
+	ui, err := a.UIRoutes()
+	if err != nil {
+		// The embedded assets are part of the binary: failing here is a build defect.
+		panic(err)
+	}
 	return web.Deps{
+		UI:      ui,
 		Store:   a.Store,
 		Log:     a.Log,
 		Hooks:   &handlers.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
-		API:     &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log},
+		API:     &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
 		Health:  &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool},
 		Metrics: promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),
 	}
+}
+
+// UIRoutes assembles the admin web app: cookie sessions and CSRF keyed from
+// LEADGATE_SECRET_KEY, the embedded static files, the login throttle (5
+// failures per 15 minutes per client IP and per email) and the page handlers.
+func (a *App) UIRoutes() (func(chi.Router), error) {
+	assets, err := web.NewAssets(static.FS)
+	if err != nil {
+		return nil, err
+	}
+	sessions := web.NewSessions(a.Cfg.SecretKey, a.Cfg.SecureCookies)
+	pages := &handlers.UI{
+		Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, Sessions: sessions,
+		Limiter: handlers.NewLoginLimiter(5, 15*time.Minute), Assets: assets.Views(),
+		PublicURL: a.Cfg.PublicURL, Log: a.Log, Now: time.Now,
+	}
+	return web.UIRoutes(web.UIDeps{
+		Pages: pages, Sessions: sessions, Assets: assets, Store: a.Store, Log: a.Log,
+		CSRFKey: web.DeriveKey(a.Cfg.SecretKey, "csrf"), PublicURL: a.Cfg.PublicURL, Secure: a.Cfg.SecureCookies,
+	}), nil
 }
 
 func (a *App) ServeHTTP(ctx context.Context) error {
@@ -151,6 +215,7 @@ func (a *App) RunWorker(ctx context.Context) error {
 		LogLevel:        asynq.WarnLevel,
 		ErrorHandler:    jobs.ErrorReporter{Log: a.Log},
 		RetryDelayFunc:  jobs.RetryDelay,
+		IsFailure:       jobs.IsFailure,
 	})
 	if err := srv.Start(jobs.NewMux(a.JobDeps())); err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -161,7 +226,7 @@ func (a *App) RunWorker(ctx context.Context) error {
 }
 
 func (a *App) JobDeps() jobs.Deps {
-	return jobs.Deps{Store: a.Store, Queue: a.Queue, Log: a.Log}
+	return jobs.Deps{Store: a.Store, Queue: a.Queue, Log: a.Log, Applier: a.Applier}
 }
 
 func (a *App) RunScheduler(ctx context.Context) error {

@@ -1,0 +1,162 @@
+package crm
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)
+	tests := map[string]time.Duration{
+		"":                              0,
+		"30":                            30 * time.Second,
+		" 1.5 ":                         1500 * time.Millisecond,
+		"0":                             0,
+		"-4":                            0,
+		"soon":                          0,
+		"Sat, 31 Oct 2026 08:00:10 GMT": 10 * time.Second,
+		"Sat, 31 Oct 2026 07:59:00 GMT": 0,
+		"99999999999":                   0,
+	}
+	for in, want := range tests {
+		if got := parseRetryAfter(in, now); got != want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestClassifyStatus(t *testing.T) {
+	tests := []struct {
+		status     int
+		header     http.Header
+		body       string
+		class      Class
+		retry      time.Duration
+		existingID string
+	}{
+		{429, http.Header{"Retry-After": {"30"}}, `{"message":"Too Many Requests"}`, RateLimited, 30 * time.Second, ""},
+		{429, nil, ``, RateLimited, time.Second, ""},
+		{400, nil, `{"success":0,"message":"Rate limit exceeded.","failureReasons":[]}`, RateLimited, time.Second, ""},
+		{400, nil, `{"statusCode":400,"message":"This location does not allow duplicated contacts.","meta":{"contactId":"abc"}}`, Invalid, 0, "abc"},
+		{401, nil, `{"statusCode":401,"message":"Invalid token"}`, Auth, 0, ""},
+		{402, nil, ``, Auth, 0, ""},
+		{403, nil, ``, Auth, 0, ""},
+		{404, nil, `{"message":"No Result found for Subscriber with id 1"}`, NotFound, 0, ""},
+		{409, nil, `{"status":"error","message":"Contact already exists. Existing ID: 37765128953","category":"CONFLICT"}`, Invalid, 0, "37765128953"},
+		{422, nil, `{"errors":[{"title":"Email address already exists in the system","code":"duplicate"}]}`, Invalid, 0, ""},
+		{423, nil, ``, Transient, 2 * time.Second, ""},
+		{477, http.Header{"Retry-After": {"60"}}, ``, Transient, time.Minute, ""},
+		{500, nil, `<html>oops</html>`, Transient, 0, ""},
+		{503, nil, ``, Transient, 0, ""},
+	}
+	for _, tc := range tests {
+		h := tc.header
+		if h == nil {
+			h = http.Header{}
+		}
+		e := classifyStatus(tc.status, h, []byte(tc.body))
+		if e.Class != tc.class || e.RetryAfter != tc.retry || e.ExistingID != tc.existingID || e.Status != tc.status {
+			t.Errorf("%d %s: got %+v, want class %v retry %v existing %q", tc.status, tc.body, e, tc.class, tc.retry, tc.existingID)
+		}
+	}
+}
+
+func TestErrorMessageShapes(t *testing.T) {
+	tests := map[string]string{
+		`{"errors":[{"title":"Missing attribute","detail":"contact"}]}`:                "Missing attribute contact",
+		`{"statusCode":422,"message":["property a should not exist","b"],"error":"x"}`: "property a should not exist; b",
+		`{"status":"error","message":"Property values were not valid","category":"V"}`: "Property values were not valid",
+		`not json`: "not json",
+	}
+	for in, want := range tests {
+		if got := errorMessage([]byte(in)); got != want {
+			t.Errorf("errorMessage(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestPlanWrites(t *testing.T) {
+	wants := []want{
+		{key: "firstName", value: "Jane"},
+		{key: "phone", value: "+14155550134"},
+		{key: "utm", value: "ads", firstTouch: true},
+		{key: "stage", value: "sql"},
+	}
+	tests := []struct {
+		name      string
+		remote    map[string]string
+		exists    bool
+		prev      map[string]string
+		writes    map[string]string
+		conflicts int
+	}{
+		{"new contact: everything", nil, false, nil,
+			map[string]string{"firstName": "Jane", "phone": "+14155550134", "utm": "ads", "stage": "sql"}, 0},
+		{"equal values (phone formatting ignored): nothing", map[string]string{"firstName": "Jane", "phone": "+1 (415) 555-0134", "utm": "x", "stage": "sql"}, true, nil,
+			map[string]string{}, 0},
+		{"first touch set remotely is kept", map[string]string{"utm": "google"}, true, nil,
+			map[string]string{"firstName": "Jane", "phone": "+14155550134", "stage": "sql"}, 0},
+		{"remote changed since our write: conflict", map[string]string{"firstName": "Janet", "stage": "engaged"}, true,
+			map[string]string{"firstName": "Jane", "stage": "engaged"},
+			map[string]string{"phone": "+14155550134", "utm": "ads", "stage": "sql"}, 1},
+		{"human cleared a field we wrote: conflict", map[string]string{"stage": ""}, true, map[string]string{"stage": "engaged"},
+			map[string]string{"firstName": "Jane", "phone": "+14155550134", "utm": "ads"}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := planWrites(wants, tc.remote, tc.exists, tc.prev)
+			if len(p.writes) != len(tc.writes) || len(p.conflicts) != tc.conflicts {
+				t.Fatalf("writes %v conflicts %v, want %v and %d conflicts", p.writes, p.conflicts, tc.writes, tc.conflicts)
+			}
+			for k, v := range tc.writes {
+				if p.writes[k] != v || p.written[k] != v {
+					t.Errorf("write %s = %q (written %q), want %q", k, p.writes[k], p.written[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestHubSpotExistingID(t *testing.T) {
+	tests := map[string]string{
+		"Contact already exists. Existing ID: 37765128953": "37765128953",
+		"contact already exists. existing id:12":           "12",
+		"Existing ID: abc":                                 "",
+		"":                                                 "",
+	}
+	for in, want := range tests {
+		if got := hsExistingID(in); got != want {
+			t.Errorf("hsExistingID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzClassifyStatus(f *testing.F) {
+	f.Add(429, "30", []byte(`{"message":"x"}`))
+	f.Add(400, "", []byte(`{"statusCode":400,"meta":{"contactId":"a"}}`))
+	f.Add(409, "", []byte(`{"message":"Existing ID: 5"}`))
+	f.Add(422, "Sat, 31 Oct 2026 08:00:10 GMT", []byte(`{"message":["a",1,null]}`))
+	f.Fuzz(func(t *testing.T, status int, retryAfter string, body []byte) {
+		if status < 100 || status > 999 {
+			return
+		}
+		e := classifyStatus(status, http.Header{"Retry-After": {retryAfter}}, body)
+		if e.Class < RateLimited || e.Class > NotFound {
+			t.Fatalf("class %v out of range", e.Class)
+		}
+		if e.RetryAfter < 0 || len(e.Message) > maxMessageLen+len("…") {
+			t.Fatalf("retry %v message length %d", e.RetryAfter, len(e.Message))
+		}
+	})
+}
+
+func FuzzFlexString(f *testing.F) {
+	for _, s := range []string{`"12"`, `12`, `null`, `1e3`, `true`, `{}`, `"\u00e9"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v flexString
+		_ = v.UnmarshalJSON(b) // must not panic; errors are fine
+	})
+}

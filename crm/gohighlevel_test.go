@@ -1,0 +1,169 @@
+package crm_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/leadgate/leadgate/crm"
+	"github.com/leadgate/leadgate/crm/crmfake"
+)
+
+var ghlFields = []crmfake.GHLField{
+	{ID: "cfLoop", Name: "last_automation_source", FieldKey: "contact.last_automation_source"},
+	{ID: "cfSync", Name: "sync_timestamp", FieldKey: "contact.sync_timestamp"},
+	{ID: "cfStage", Name: "Lifecycle stage", FieldKey: "contact.lifecycle_stage"},
+	{ID: "cfUTM", Name: "UTM source", FieldKey: "contact.utm_source"},
+}
+
+func newGHL(t testing.TB, opts crmfake.GHLOptions, mutate ...func(*crm.Config)) (*crmfake.GoHighLevel, crm.Destination) {
+	t.Helper()
+	if opts.Fields == nil {
+		opts.Fields = ghlFields
+	}
+	opts.Token, opts.LocationID = "ghl-token", "loc-9"
+	fake := crmfake.NewGoHighLevel(opts)
+	t.Cleanup(fake.Close)
+	cfg := crm.Config{Kind: crm.KindGoHighLevel, BaseURL: fake.URL, APIToken: "ghl-token", LocationID: "loc-9",
+		StageField: "contact.lifecycle_stage", FieldMap: map[string]string{"utm_source": "cfUTM"}}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	d, err := crm.New(cfg)
+	if err != nil {
+		t.Fatalf("crm.New: %v", err)
+	}
+	return fake, d
+}
+
+func TestGoHighLevelCreatesThroughUpsertWithTagsSeparately(t *testing.T) {
+	fake, d := newGHL(t, crmfake.GHLOptions{})
+	r := upsertOne(t, d, jane())
+	mustOK(t, r)
+	c, ok := fake.Contact("jane@example.com")
+	if !ok || !r.Created || r.RemoteID != c.ID {
+		t.Fatalf("Created=%v RemoteID=%q contact %+v", r.Created, r.RemoteID, c)
+	}
+	if c.CustomFields["cfStage"] != "Discovered" || c.CustomFields["cfUTM"] != "ads" || c.CustomFields["cfLoop"] != crm.LoopValue {
+		t.Errorf("custom fields %v", c.CustomFields)
+	}
+	if !slices.Equal(c.Tags, []string{"webinar"}) || len(c.Notes) != 1 {
+		t.Errorf("tags %v notes %v", c.Tags, c.Notes)
+	}
+	for _, m := range fake.Mutations() {
+		if m.SentTags {
+			t.Errorf("%s sent tags (upsert/update overwrite every tag)", m.Path)
+		}
+		if m.CustomFields["cfLoop"] != crm.LoopValue || m.CustomFields["cfSync"] == "" {
+			t.Errorf("%s lacks the loop-breaker: %v", m.Path, m.CustomFields)
+		}
+	}
+}
+
+func TestGoHighLevelUpdatesKeepsHumanTagsAndEdits(t *testing.T) {
+	fake, d := newGHL(t, crmfake.GHLOptions{})
+	first := upsertOne(t, d, jane())
+	mustOK(t, first)
+	fake.HumanAddTag(first.RemoteID, "vip")
+	fake.HumanEdit(first.RemoteID, "lastName", "Smith")
+	before := len(fake.Requests())
+
+	c := jane()
+	c.RemoteID, c.Previous, c.Stage, c.Tags = first.RemoteID, first.Written, "SQL", []string{"demo"}
+	r := upsertOne(t, d, c)
+	mustOK(t, r)
+	got, _ := fake.Contact("jane@example.com")
+	slices.Sort(got.Tags)
+	if !slices.Equal(got.Tags, []string{"demo", "vip"}) {
+		t.Errorf("tags %v, want webinar (ours, dropped) removed, demo added, vip (human) kept", got.Tags)
+	}
+	if got.LastName != "Smith" || got.CustomFields["cfStage"] != "SQL" {
+		t.Errorf("lastName %q stage %q", got.LastName, got.CustomFields["cfStage"])
+	}
+	if len(r.Conflicts) != 1 || r.Conflicts[0] != (crm.FieldConflict{Field: "lastName", OurLast: "Doe", Remote: "Smith"}) {
+		t.Errorf("Conflicts = %v", r.Conflicts)
+	}
+	for _, req := range fake.Requests()[before:] {
+		if req.Path == "/contacts/search/duplicate" || req.Path == "/contacts/upsert" {
+			t.Errorf("contact with a remote id looked up or upserted: %s", req.Path)
+		}
+	}
+}
+
+func TestGoHighLevelFindsByPhoneAndKeepsFirstTouch(t *testing.T) {
+	fake, d := newGHL(t, crmfake.GHLOptions{})
+	id := fake.AddContact(crmfake.GHLContact{Phone: "+14155550134", CustomFields: map[string]string{"cfUTM": "google"}})
+	c := jane()
+	c.Email = "new@example.com"
+	r := upsertOne(t, d, c)
+	mustOK(t, r)
+	got := fake.Contacts()
+	if r.Created || r.RemoteID != id || len(got) != 1 || got[0].CustomFields["cfUTM"] != "google" || got[0].Email != "new@example.com" {
+		t.Errorf("Created=%v RemoteID=%q contacts %+v", r.Created, r.RemoteID, got)
+	}
+}
+
+func TestGoHighLevelFailures(t *testing.T) {
+	tests := []struct {
+		name      string
+		resp      crmfake.Response
+		authFail  int
+		wantClass crm.Class
+	}{
+		{name: "429", resp: crmfake.Response{Status: 429, Header: http.Header{"Retry-After": {"2"}}}, wantClass: crm.RateLimited},
+		{name: "503", resp: crmfake.Response{Status: 503}, wantClass: crm.Transient},
+		{name: "422", resp: crmfake.Response{Status: 422, Body: `{"statusCode":422,"message":["property x should not exist"],"error":"Unprocessable Entity"}`}, wantClass: crm.Invalid},
+		{name: "401", authFail: 401, wantClass: crm.Auth},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake, d := newGHL(t, crmfake.GHLOptions{})
+			if tc.authFail != 0 {
+				fake.SetAuthFailure(tc.authFail)
+			} else {
+				fake.FailNext(tc.resp)
+			}
+			r := upsertOne(t, d, jane())
+			if r.Err == nil || crm.ClassOf(r.Err) != tc.wantClass {
+				t.Errorf("Err = %v, want %v", r.Err, tc.wantClass)
+			}
+		})
+	}
+}
+
+func TestGoHighLevelDuplicateRejectionUpdatesTheNamedContact(t *testing.T) {
+	fake, d := newGHL(t, crmfake.GHLOptions{})
+	id := fake.AddContact(crmfake.GHLContact{Email: "jane@example.com", CustomFields: map[string]string{"cfUTM": "google"}})
+	fake.FailNext(crmfake.Response{Path: "/contacts/search/duplicate", Status: 200, Body: `{"contact":null}`})
+	fake.FailNext(crmfake.Response{Path: "/contacts/search/duplicate", Status: 200, Body: `{"contact":null}`})
+	fake.FailNext(crmfake.Response{Path: "/contacts/upsert", Status: 400,
+		Body: `{"statusCode":400,"message":"This location does not allow duplicated contacts.","meta":{"contactId":"` + id + `","matchingField":"email"}}`})
+	r := upsertOne(t, d, jane())
+	mustOK(t, r)
+	got := fake.Contacts()
+	if r.RemoteID != id || r.Created || len(got) != 1 || got[0].CustomFields["cfUTM"] != "google" || got[0].FirstName != "Jane" {
+		t.Errorf("RemoteID=%q Created=%v contacts %+v", r.RemoteID, r.Created, got)
+	}
+}
+
+func TestGoHighLevelOpportunityStage(t *testing.T) {
+	fake, d := newGHL(t, crmfake.GHLOptions{Pipelines: []crmfake.GHLPipeline{{ID: "p1", Name: "Leads", Stages: []string{"s1", "s2", "s3"}}}},
+		func(c *crm.Config) {
+			c.StageMode, c.Pipeline = crm.StageModeDeal, "p1"
+			c.StageMap = map[string]string{"Discovered": "s1", "Engaged": "s2", "SQL": "s3"}
+		})
+	r := upsertOne(t, d, jane())
+	mustOK(t, r)
+	c := jane()
+	c.RemoteID, c.Previous, c.Stage = r.RemoteID, r.Written, "SQL"
+	mustOK(t, upsertOne(t, d, c))
+	opps := fake.Opportunities()
+	if len(opps) != 1 || opps[0].PipelineStageID != "s3" || opps[0].ContactID != r.RemoteID {
+		t.Errorf("opportunities %+v, want one at s3", opps)
+	}
+	disc, err := d.Discover(context.Background())
+	if err != nil || len(disc.Pipelines) != 1 || !disc.Loop.LoopFieldFound || !disc.Loop.SyncFieldFound {
+		t.Errorf("Discover = %+v, %v", disc, err)
+	}
+}

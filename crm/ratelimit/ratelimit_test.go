@@ -1,0 +1,150 @@
+package ratelimit_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leadgate/leadgate/crm/crmfake"
+	"github.com/leadgate/leadgate/crm/ratelimit"
+)
+
+// newRedis connects to the local Redis; each test uses its own random key prefix and deletes its keys.
+func newRedis(t testing.TB) (*redis.Client, string) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	ctx := context.Background()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("redis on 127.0.0.1:6379: %v", err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	prefix := "test:ratelimit:" + hex.EncodeToString(b[:]) + ":"
+	t.Cleanup(func() {
+		keys, _ := rdb.Keys(ctx, prefix+"*").Result()
+		if len(keys) > 0 {
+			rdb.Del(ctx, keys...)
+		}
+		rdb.Close()
+	})
+	return rdb, prefix
+}
+
+// TestNeverMoreThanLimitInAnyWindowAcrossReplicas runs two limiter instances (as two replicas would, each
+// with its own Redis connection) with three goroutines each, hammering one destination for 2.5 s.
+func TestNeverMoreThanLimitInAnyWindowAcrossReplicas(t *testing.T) {
+	const limit = 5
+	rdb, prefix := newRedis(t)
+	other := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	t.Cleanup(func() { other.Close() })
+
+	var limiters []*ratelimit.Limiter
+	for _, c := range []*redis.Client{rdb, other} {
+		l, err := ratelimit.New(c, ratelimit.Config{Prefix: prefix, Limit: limit, Window: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		limiters = append(limiters, l)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+	defer cancel()
+	var mu sync.Mutex
+	var admitted []time.Time
+	var wg sync.WaitGroup
+	for _, l := range limiters {
+		for range 3 {
+			wg.Go(func() {
+				for l.Wait(ctx, "dest-ac") == nil {
+					now := time.Now()
+					mu.Lock()
+					admitted = append(admitted, now)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if got := crmfake.MaxInWindow(admitted, time.Second); got > limit {
+		t.Errorf("max requests in a 1 s window = %d, want ≤ %d", got, limit)
+		slices.SortFunc(admitted, func(a, b time.Time) int { return a.Compare(b) })
+		for _, x := range admitted {
+			t.Log(x.Sub(admitted[0]))
+		}
+	}
+	// 2.5 s at 5 per (1 s + margin): the first 5 at once, then 5 more after each window.
+	if len(admitted) < 2*limit || len(admitted) > 3*limit {
+		t.Errorf("admitted %d requests in 2.5 s, want between %d and %d", len(admitted), 2*limit, 3*limit)
+	}
+}
+
+func TestPauseIsHonouredByEveryInstance(t *testing.T) {
+	rdb, prefix := newRedis(t)
+	a, _ := ratelimit.New(rdb, ratelimit.Config{Prefix: prefix, Limit: 100})
+	b, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}), ratelimit.Config{Prefix: prefix, Limit: 100})
+	ctx := context.Background()
+	start := time.Now()
+	if err := a.Pause(ctx, "dest", start.Add(600*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	// A shorter pause never shortens a longer one.
+	if err := b.Pause(ctx, "dest", start.Add(100*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	until, err := b.PausedUntil(ctx, "dest")
+	if err != nil || until.Before(start.Add(400*time.Millisecond)) {
+		t.Errorf("PausedUntil = %v, %v; want about 600 ms from start", until, err)
+	}
+	if wait, err := b.Allow(ctx, "dest"); err != nil || wait < 300*time.Millisecond {
+		t.Errorf("Allow while paused = %v, %v; want a wait of several hundred ms", wait, err)
+	}
+	if err := b.Wait(ctx, "dest"); err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed < 550*time.Millisecond {
+		t.Errorf("Wait returned after %v, before the 600 ms pause ended", elapsed)
+	}
+	if wait, _ := a.Allow(ctx, "other-dest"); wait != 0 {
+		t.Errorf("a pause leaked to another destination: wait %v", wait)
+	}
+}
+
+func TestWindowIsConfigurableAndWaitHonoursContext(t *testing.T) {
+	rdb, prefix := newRedis(t)
+	l, err := ratelimit.New(rdb, ratelimit.Config{Prefix: prefix, Limit: 2, Window: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 2 {
+		if wait, err := l.Allow(ctx, "hubspot"); err != nil || wait != 0 {
+			t.Fatalf("request %d: wait %v err %v, want admitted", i, wait, err)
+		}
+	}
+	wait, err := l.Allow(ctx, "hubspot")
+	if err != nil || wait < 9*time.Second {
+		t.Errorf("third request in a 10 s window: wait %v err %v, want ~10 s", wait, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := l.Wait(short, "hubspot"); err == nil {
+		t.Error("Wait returned nil after its context expired")
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	rdb, _ := newRedis(t)
+	for _, limit := range []int{0, -1} {
+		if _, err := ratelimit.New(rdb, ratelimit.Config{Limit: limit}); err == nil {
+			t.Errorf("limit %d accepted", limit)
+		}
+	}
+	if _, err := ratelimit.New(nil, ratelimit.Config{Limit: 1}); err == nil {
+		t.Error("nil client accepted")
+	}
+}

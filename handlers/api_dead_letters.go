@@ -1,0 +1,200 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/leadgate/leadgate/lifecycle/apply"
+	"github.com/leadgate/leadgate/models"
+)
+
+type deadLetterJSON struct {
+	ID          int64           `json:"id"`
+	Kind        string          `json:"kind"`
+	Reason      string          `json:"reason"`
+	Status      string          `json:"status"`
+	EventID     *string         `json:"event_id,omitempty"`
+	ContactID   *string         `json:"contact_id,omitempty"`
+	SourceID    *int64          `json:"source_id,omitempty"`
+	Attempts    int             `json:"attempts"`
+	NextRetryAt *time.Time      `json:"next_retry_at"`
+	CreatedAt   time.Time       `json:"created_at"`
+	ResolvedAt  *time.Time      `json:"resolved_at,omitempty"`
+	ResolvedBy  *string         `json:"resolved_by,omitempty"`
+	Resolution  *string         `json:"resolution,omitempty"`
+	Payload     json.RawMessage `json:"payload,omitempty"`
+}
+
+func deadLetterView(d models.DeadLetter, withPayload bool) deadLetterJSON {
+	v := deadLetterJSON{ID: d.ID, Kind: d.Kind, Reason: d.Reason, Status: d.Status, EventID: d.EventID, ContactID: d.ContactID,
+		SourceID: d.SourceID, Attempts: d.Attempts, NextRetryAt: d.NextRetryAt, CreatedAt: d.CreatedAt, ResolvedAt: d.ResolvedAt,
+		ResolvedBy: d.ResolvedBy, Resolution: d.Resolution}
+	if withPayload {
+		v.Payload = d.Payload
+	}
+	return v
+}
+
+// ListDeadLetters answers GET .../dead-letters?status=open|replayed|discarded|all&kind=&source=&older_than=.
+func (a *API) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
+	page, ok := pageFrom(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	f := models.DeadLetterFilter{WorkspaceID: workspaceFrom(r).ID, Status: q.Get("status"), Kind: q.Get("kind")}
+	switch f.Status {
+	case "", "all", models.DeadLetterOpen, models.DeadLetterReplayed, models.DeadLetterDiscarded:
+	default:
+		writeError(w, http.StatusBadRequest, "status", "status must be open, replayed, discarded or all")
+		return
+	}
+	if raw := q.Get("source"); raw != "" {
+		id, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "source", "source must be a source id")
+			return
+		}
+		f.SourceID = id
+	}
+	if raw := q.Get("older_than"); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 {
+			writeError(w, http.StatusBadRequest, "older_than", "older_than must be a duration such as 30m or 24h")
+			return
+		}
+		f.OlderThan = d
+	}
+	if page.Cursor != "" {
+		if _, err := strconv.ParseInt(page.Cursor, 10, 64); err != nil {
+			writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
+			return
+		}
+	}
+	list, err := a.Store.DeadLetterList(r.Context(), f, page)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	out := make([]deadLetterJSON, len(list))
+	last := ""
+	for i, d := range list {
+		out[i], last = deadLetterView(d, false), strconv.FormatInt(d.ID, 10)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": out, "next_cursor": nextCursor(len(list), page.Limit, last)})
+}
+
+func (a *API) deadLetterID(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "id", "unknown dead letter")
+		return 0, false
+	}
+	return id, true
+}
+
+// GetDeadLetter answers one dead letter with its payload.
+func (a *API) GetDeadLetter(w http.ResponseWriter, r *http.Request) {
+	id, ok := a.deadLetterID(w, r)
+	if !ok {
+		return
+	}
+	d, err := a.Store.DeadLetterGet(r.Context(), workspaceFrom(r).ID, id)
+	if errors.Is(err, models.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "id", "unknown dead letter")
+		return
+	}
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, deadLetterView(d, true))
+}
+
+// ReplayDeadLetter re-applies a quarantined event: {"mode":"apply_as_is"|"apply_fields_keep_stage"|"force_stage","stage":...}.
+func (a *API) ReplayDeadLetter(w http.ResponseWriter, r *http.Request) {
+	id, ok := a.deadLetterID(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		Mode  apply.ReplayMode `json:"mode"`
+		Stage string           `json:"stage"`
+	}
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	if in.Mode == "" {
+		in.Mode = apply.ReplayAsIs
+	}
+	if !apply.ValidReplayMode(in.Mode) {
+		writeError(w, http.StatusBadRequest, "mode", "mode must be apply_as_is, apply_fields_keep_stage or force_stage")
+		return
+	}
+	ev, err := a.Applier.ReplayDeadLetter(r.Context(), workspaceFrom(r).ID, id, in.Mode, in.Stage, actor(r))
+	var oe *apply.OperatorError
+	switch {
+	case errors.As(err, &oe):
+		writeError(w, http.StatusBadRequest, oe.Field, oe.Message)
+	case errors.Is(err, models.ErrNotFound):
+		writeError(w, http.StatusNotFound, "id", "no open dead letter with that id")
+	case err != nil && errors.As(err, new(*apply.BusyError)):
+		writeError(w, http.StatusConflict, "id", "the contact is being updated right now; try again in a moment")
+	case err != nil:
+		serverError(a.Log, w, r, err)
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterReplayed, "event": eventView(ev, false)})
+	}
+}
+
+// DiscardDeadLetter closes a dead letter without applying it: {"note":...}.
+func (a *API) DiscardDeadLetter(w http.ResponseWriter, r *http.Request) {
+	id, ok := a.deadLetterID(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		Note string `json:"note"`
+	}
+	if r.ContentLength != 0 && !decodeJSON(w, r, &in) {
+		return
+	}
+	err := a.Applier.DiscardDeadLetter(r.Context(), workspaceFrom(r).ID, id, in.Note, actor(r))
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		writeError(w, http.StatusNotFound, "id", "no open dead letter with that id")
+	case err != nil:
+		serverError(a.Log, w, r, err)
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterDiscarded})
+	}
+}
+
+// ListAudit answers the workspace's audit history, newest first.
+func (a *API) ListAudit(w http.ResponseWriter, r *http.Request) {
+	page, ok := pageFrom(w, r)
+	if !ok {
+		return
+	}
+	if page.Cursor != "" {
+		if _, err := strconv.ParseInt(page.Cursor, 10, 64); err != nil {
+			writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
+			return
+		}
+	}
+	list, err := a.Store.AuditList(r.Context(), workspaceFrom(r).ID, page)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	last := ""
+	if len(list) > 0 {
+		last = strconv.FormatInt(list[len(list)-1].ID, 10)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"audit": list, "next_cursor": nextCursor(len(list), page.Limit, last)})
+}

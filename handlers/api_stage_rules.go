@@ -1,0 +1,103 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/leadgate/leadgate/lifecycle"
+	"github.com/leadgate/leadgate/lifecycle/apply"
+	"github.com/leadgate/leadgate/models"
+)
+
+// readRules decodes and validates a rule set body, answering 400 with the field at fault.
+func readRules(w http.ResponseWriter, r *http.Request) (lifecycle.Rules, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAPIBody))
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, "", "request body too large")
+		return lifecycle.Rules{}, false
+	}
+	rules, err := lifecycle.ParseRules(body)
+	if err != nil {
+		var ve *lifecycle.ValidationError
+		if errors.As(err, &ve) {
+			writeError(w, http.StatusBadRequest, ve.Field, ve.Message)
+		} else {
+			writeError(w, http.StatusBadRequest, "", err.Error())
+		}
+		return rules, false
+	}
+	return rules, true
+}
+
+// GetStageRules answers the rules in force and their version (0: defaults).
+func (a *API) GetStageRules(w http.ResponseWriter, r *http.Request) {
+	rules, err := apply.LoadRules(r.Context(), a.Store, workspaceFrom(r).ID)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rules)
+}
+
+// PutStageRules saves a new version: PUT .../stages (CONTRACT.md).
+func (a *API) PutStageRules(w http.ResponseWriter, r *http.Request) {
+	ws := workspaceFrom(r)
+	rules, ok := readRules(w, r)
+	if !ok {
+		return
+	}
+	var saved lifecycle.Rules
+	err := a.Store.Tx(r.Context(), func(tx *models.Store) error {
+		before, err := apply.LoadRules(r.Context(), tx, ws.ID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.StageRulesSave(r.Context(), ws.ID, func(version int) (json.RawMessage, error) {
+			rules.Version = version
+			saved = rules
+			return json.Marshal(rules)
+		}, actor(r))
+		if err != nil {
+			return err
+		}
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: ws.ID, Actor: actor(r), Action: "stage_rules.update",
+			SubjectType: "stage_rules", SubjectID: strconv.Itoa(saved.Version), Before: before, After: saved})
+	})
+	if errors.Is(err, models.ErrConflict) {
+		writeError(w, http.StatusConflict, "version", "another change was saved at the same moment; reload and retry")
+		return
+	}
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, saved)
+}
+
+// DryRunStageRules evaluates proposed rules against the last ?days= (default
+// 7, max 90) of events without writing anything.
+func (a *API) DryRunStageRules(w http.ResponseWriter, r *http.Request) {
+	rules, ok := readRules(w, r)
+	if !ok {
+		return
+	}
+	days := 7
+	if raw := r.URL.Query().Get("days"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > 90 {
+			writeError(w, http.StatusBadRequest, "days", "days must be a whole number from 1 to 90")
+			return
+		}
+		days = n
+	}
+	rep, err := apply.DryRun(r.Context(), a.Store, workspaceFrom(r).ID, rules, time.Now().Add(-time.Duration(days)*24*time.Hour))
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}

@@ -1,0 +1,116 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/leadgate/leadgate/internal/principal"
+	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/views"
+)
+
+// chartBucket is the dashboard chart's resolution: 288 points over 24 h.
+const chartBucket = 5 * time.Minute
+
+// ShowDashboard renders the pipeline health page of the workspace.
+func (u *UI) ShowDashboard(w http.ResponseWriter, r *http.Request) {
+	v, err := u.dashboard(r.Context(), r)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	u.page(w, r, http.StatusOK, views.NavDashboard, "Pipeline health", func(m views.PageMeta) templ.Component {
+		return views.DashboardPage(m, v)
+	})
+}
+
+// HealthFragment is the part of the dashboard htmx polls every 10 s.
+func (u *UI) HealthFragment(w http.ResponseWriter, r *http.Request) {
+	v, err := u.dashboard(r.Context(), r)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	u.render(w, r, http.StatusOK, views.HealthPanel(v))
+}
+
+// dashboard gathers the counters, the chart and per-source activity.
+func (u *UI) dashboard(ctx context.Context, r *http.Request) (views.DashboardView, error) {
+	ws := workspaceFrom(r)
+	now := u.now().UTC()
+	p, _ := principal.From(ctx)
+	v := views.DashboardView{Workspace: wsRef(ws), Now: now, CanEdit: models.RoleAtLeast(p.Role, models.RoleEditor)}
+	st, err := u.Store.StatsGet(ctx, ws.ID)
+	if err != nil {
+		return v, err
+	}
+	e := st.Events
+	v.Received, v.Duplicates, v.DeadLetters, v.OutboxPending = e.Received, e.Duplicates, st.DeadLetters, st.OutboxPending
+	v.DuplicateRate = "–"
+	if e.Received > 0 {
+		v.DuplicateRate = fmt.Sprintf("%.1f%%", 100*float64(e.Duplicates)/float64(e.Received))
+	}
+	v.Counters = eventCounters(e)
+
+	sources, err := u.Store.SourceList(ctx, ws.ID)
+	if err != nil {
+		return v, err
+	}
+	activity, err := u.Store.SourceActivityList(ctx, ws.ID, now)
+	if err != nil {
+		return v, err
+	}
+	for _, s := range sources {
+		a := activity[s.ID]
+		v.Sources = append(v.Sources, views.SourceHealth{ID: s.ID, Name: s.Name, Kind: s.Kind, Channel: s.Channel,
+			Enabled: s.Enabled, LastEvent: a.LastEvent, Events24h: a.Last24h})
+	}
+	v.Chart, err = u.rateChart(ctx, ws.ID, sources, now)
+	return v, err
+}
+
+// eventCounters lays out CONTRACT.md's counters with what each one means.
+func eventCounters(e models.EventCounts) []views.Counter {
+	return []views.Counter{
+		{Key: "received", Label: "Received", Value: e.Received, Help: "Delivery attempts, retries included"},
+		{Key: "accepted", Label: "Accepted", Value: e.Accepted, Help: "Unique events stored"},
+		{Key: "duplicates", Label: "Duplicates", Value: e.Duplicates, Help: "Retries recognised and absorbed", Tone: "warn"},
+		{Key: "applied", Label: "Applied", Value: e.Applied, Help: "Changed a contact", Tone: "good"},
+		{Key: "unchanged", Label: "Unchanged", Value: e.Unchanged, Help: "Valid, nothing to change"},
+		{Key: "quarantined", Label: "Quarantined", Value: e.Quarantined, Help: "Sent to dead letters for review", Tone: "bad"},
+		{Key: "rejected", Label: "Rejected", Value: e.Rejected, Help: "Not a lead: no email or phone", Tone: "bad"},
+		{Key: "dropped", Label: "Dropped", Value: e.Dropped, Help: "Filtered or stopped by the loop guard"},
+		{Key: "unresolved", Label: "Unresolved", Value: e.Unresolved, Help: "Pending, waiting or retrying", Tone: "warn"},
+	}
+}
+
+// rateChart turns per-bucket counts into events-per-minute lines, one per source.
+func (u *UI) rateChart(ctx context.Context, wsID int64, sources []models.Source, now time.Time) (views.Chart, error) {
+	start := now.Add(-24 * time.Hour).Truncate(chartBucket)
+	n := int(now.Sub(start)/chartBucket) + 1
+	rates, err := u.Store.EventRates(ctx, wsID, start, chartBucket)
+	if err != nil {
+		return views.Chart{}, err
+	}
+	index := map[int64]int{}
+	series := make([]views.ChartSeries, 0, len(sources))
+	for _, s := range sources {
+		index[s.ID] = len(series)
+		series = append(series, views.ChartSeries{Name: s.Name, Values: make([]float64, n)})
+	}
+	perMinute := chartBucket.Minutes()
+	for _, rt := range rates {
+		i, ok := index[rt.SourceID]
+		b := int(rt.Bucket.Sub(start) / chartBucket)
+		if !ok || b < 0 || b >= n {
+			continue // a deleted source, or clock skew at the edges
+		}
+		series[i].Values[b] += float64(rt.N) / perMinute
+		series[i].Total += rt.N
+	}
+	return views.NewRateChart(start, chartBucket, series), nil
+}

@@ -1,0 +1,164 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/gorilla/csrf"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/leadgate/leadgate/internal/principal"
+	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/views"
+)
+
+// ShowLogin renders the sign-in form.
+func (u *UI) ShowLogin(w http.ResponseWriter, r *http.Request) {
+	v := views.LoginView{Assets: u.Assets, CSRFToken: csrf.Token(r)}
+	if r.URL.Query().Get("signed_out") == "1" {
+		v.Notice = "You are signed out."
+	}
+	u.render(w, r, http.StatusOK, views.LoginPage(v))
+}
+
+// Login checks the credentials under the throttle and starts a session.
+func (u *UI) Login(w http.ResponseWriter, r *http.Request) {
+	email := strings.ToLower(strings.TrimSpace(r.PostFormValue("email")))
+	password := r.PostFormValue("password")
+	v := views.LoginView{Assets: u.Assets, CSRFToken: csrf.Token(r), Email: email}
+	keys := []string{"ip:" + middleware.GetClientIP(r.Context()), "email:" + email}
+	now := u.now()
+	if blocked, wait := u.Limiter.Blocked(now, keys...); blocked {
+		mins := int(math.Ceil(wait.Minutes()))
+		v.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %d minute(s).", mins)
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		u.render(w, r, http.StatusTooManyRequests, views.LoginPage(v))
+		return
+	}
+	user, err := u.Store.UserAuthenticate(r.Context(), email, password)
+	if errors.Is(err, models.ErrNotFound) {
+		u.Limiter.Fail(now, keys...)
+		u.Log.Info("sign-in failed", "email", email, "client_ip", middleware.GetClientIP(r.Context()))
+		v.Error = "That email and password do not match an active account."
+		u.render(w, r, http.StatusUnauthorized, views.LoginPage(v))
+		return
+	}
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	u.Limiter.Reset(keys[1])
+	if err := u.Sessions.Login(w, r, user); err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	u.Log.Info("signed in", "user_id", user.ID, "email", user.Email)
+	if user.MustChangePassword {
+		redirect(w, r, "/account/password")
+		return
+	}
+	redirect(w, r, "/")
+}
+
+// Logout ends the session.
+func (u *UI) Logout(w http.ResponseWriter, r *http.Request) {
+	if err := u.Sessions.Logout(w, r); err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	redirect(w, r, "/login?signed_out=1")
+}
+
+// Home sends the user to the workspace they used last, else the first one.
+func (u *UI) Home(w http.ResponseWriter, r *http.Request) {
+	list, err := u.Store.WorkspaceList(r.Context(), false)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	if len(list) == 0 {
+		redirect(w, r, "/workspaces")
+		return
+	}
+	target := list[0].Slug
+	last := u.Sessions.Workspace(r)
+	for _, ws := range list {
+		if ws.Slug == last {
+			target = last
+		}
+	}
+	redirect(w, r, "/w/"+target+"/")
+}
+
+// ShowPassword renders the change-password form (forced after a one-time password).
+func (u *UI) ShowPassword(w http.ResponseWriter, r *http.Request) {
+	p, _ := principal.From(r.Context())
+	user, err := u.Store.UserByID(r.Context(), p.ID)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	u.page(w, r, http.StatusOK, views.NavAccount, "Change password", func(m views.PageMeta) templ.Component {
+		return views.PasswordPage(m, views.PasswordView{Forced: user.MustChangePassword})
+	})
+}
+
+// ChangePassword replaces the user's password after checking the current one.
+func (u *UI) ChangePassword(w http.ResponseWriter, r *http.Request) {
+	p, _ := principal.From(r.Context())
+	user, err := u.Store.UserByID(r.Context(), p.ID)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	current, next, confirm := r.PostFormValue("current"), r.PostFormValue("new"), r.PostFormValue("confirm")
+	errs := views.FieldErrors{}
+	key := "password:" + strconv.FormatInt(user.ID, 10)
+	now := u.now()
+	switch blocked, _ := u.Limiter.Blocked(now, key); {
+	case blocked:
+		errs["current"] = "Too many wrong attempts. Try again later."
+	case bcrypt.CompareHashAndPassword([]byte(user.PasswordHash), []byte(current)) != nil:
+		u.Limiter.Fail(now, key)
+		errs["current"] = "This is not your current password."
+	case len(next) < models.MinPasswordLen:
+		errs["new"] = fmt.Sprintf("Use at least %d characters.", models.MinPasswordLen)
+	case next == current:
+		errs["new"] = "Choose a password different from the current one."
+	case next != confirm:
+		errs["confirm"] = "The two new passwords differ."
+	}
+	if errs.Any() {
+		u.page(w, r, http.StatusUnprocessableEntity, views.NavAccount, "Change password", func(m views.PageMeta) templ.Component {
+			return views.PasswordPage(m, views.PasswordView{Forced: user.MustChangePassword, Errors: errs})
+		})
+		return
+	}
+	err = u.Store.Tx(r.Context(), func(tx *models.Store) error {
+		if err := tx.UserSetPassword(r.Context(), user.ID, next); err != nil {
+			return err
+		}
+		return auditUI(r.Context(), tx, r, 0, "user.change_password", "user", strconv.FormatInt(user.ID, 10),
+			map[string]any{"must_change_password": user.MustChangePassword}, map[string]any{"must_change_password": false})
+	})
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	// The session carries a fingerprint of the password hash: start a new one.
+	if user, err = u.Store.UserByID(r.Context(), user.ID); err == nil {
+		err = u.Sessions.Login(w, r, user)
+	}
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	u.Limiter.Reset(key)
+	u.flashRedirect(w, r, "/", "ok", "Your password was changed.")
+}

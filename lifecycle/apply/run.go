@@ -1,0 +1,224 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leadgate/leadgate/lifecycle"
+	"github.com/leadgate/leadgate/models"
+)
+
+// applyRun is one transaction's worth of applying.
+type applyRun struct {
+	a       *Applier
+	tx      *models.Store
+	rules   lifecycle.Rules
+	sources map[int64]models.Source
+	later   []delayed
+	// actorName overrides the actor recorded in history (operator replays).
+	actorName string
+	// override forces a replay choice (see ReplayMode).
+	override ReplayMode
+	forceTo  string
+}
+
+type delayed struct {
+	eventID string
+	delay   time.Duration
+}
+
+func (r *applyRun) withStore(st *models.Store) *applyRun {
+	c := *r
+	c.tx = st
+	return &c
+}
+
+func (r *applyRun) actor() string {
+	if r.actorName != "" {
+		return r.actorName
+	}
+	return "leadgate:apply"
+}
+
+func (r *applyRun) source(ctx context.Context, ev models.Event) (models.Source, error) {
+	if s, ok := r.sources[ev.SourceID]; ok {
+		return s, nil
+	}
+	s, err := r.tx.SourceGet(ctx, ev.WorkspaceID, ev.SourceID)
+	if err != nil {
+		return s, err
+	}
+	r.sources[ev.SourceID] = s
+	return s, nil
+}
+
+// applyOne decides and records one event. The caller wraps it in a savepoint.
+func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
+	src, err := r.source(ctx, ev)
+	if err != nil {
+		return err
+	}
+	rules := r.rules
+	if src.Config.AllowRuleOverrides && len(ev.RuleOverrides) > 0 {
+		if o, err := lifecycle.ParseOverride(ev.RuleOverrides); err == nil {
+			rules = rules.Stricter(o)
+		}
+	}
+	id, err := r.resolveIdentity(ctx, ev)
+	if err != nil {
+		return err
+	}
+	if id.conflict != "" {
+		return r.quarantine(ctx, ev, id.contact, "identity_conflict", id.conflict)
+	}
+	p := proposal(ev, src)
+	lc := lifecycle.Contact{}
+	if id.contact != nil {
+		lc = lifecycle.Contact{Exists: true, Stage: id.contact.Stage, PhoneVerified: id.contact.PhoneVerified, Fields: id.contact.Fields}
+		if id.contact.StageEnteredAt != nil {
+			lc.StageEnteredAt = *id.contact.StageEnteredAt
+		}
+	}
+	d := rules.Decide(lc, p)
+	d = r.applyOverride(rules, lc, p, d)
+	switch d.Outcome {
+	case lifecycle.Wait:
+		return r.wait(ctx, ev, d.Reason)
+	case lifecycle.Quarantined:
+		return r.quarantine(ctx, ev, id.contact, d.DeadLetterKind, d.Reason)
+	case lifecycle.Dropped:
+		return r.tx.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: models.EventDropped, Reason: d.Reason, ContactID: contactID(id.contact), Attempts: ev.Attempts})
+	}
+	c, created := id.contact, false
+	if c == nil {
+		if c, err = r.newContact(ctx, ev, src); err != nil {
+			return err
+		}
+		created = true
+	}
+	ch, err := r.update(ctx, c, ev, src, rules, d, id.basis, created || id.merged != nil)
+	if err != nil {
+		return err
+	}
+	outcome := d.EventOutcome(ch.changed)
+	status := models.EventUnchanged
+	if outcome == lifecycle.Applied {
+		status = models.EventApplied
+	}
+	reason := d.Reason
+	if ch.changed && reason == "" {
+		reason = ch.summary()
+	}
+	return r.tx.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: status, Reason: reason, ContactID: c.ID, Attempts: ev.Attempts})
+}
+
+// newContact inserts the contact an event creates. A concurrent creator of the
+// same identity would have held the advisory lock, so a conflict here means
+// the identity index disagrees with the locks: retry.
+func (r *applyRun) newContact(ctx context.Context, ev models.Event, src models.Source) (*models.Contact, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("apply: contact id: %w", err)
+	}
+	c := &models.Contact{ID: id.String(), WorkspaceID: ev.WorkspaceID, Email: ev.Email, Phone: ev.Phone,
+		Fields: map[string]string{}, FirstTouch: map[string]string{}, Tags: []string{}, ScoreBreakdown: json.RawMessage(`[]`),
+		FirstSeenAt: ev.OccurredAt, LastActivityAt: ev.OccurredAt, Version: 0}
+	if err := r.tx.ContactCreate(ctx, c); err != nil {
+		if errors.Is(err, models.ErrConflict) {
+			return nil, busy()
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// wait parks an event that needs a record that is not there yet: retried
+// after 1.5 s, then with backoff from 2 s, then dead-lettered.
+func (r *applyRun) wait(ctx context.Context, ev models.Event, reason string) error {
+	attempts := ev.Attempts + 1
+	if attempts > r.a.waitAttempts() {
+		return r.quarantine(ctx, ev, nil, lifecycle.KindMissingContact, fmt.Sprintf("%s; gave up after %d attempts", reason, ev.Attempts))
+	}
+	delay := waitDelay(attempts)
+	next := r.a.now().Add(delay)
+	r.later = append(r.later, delayed{eventID: ev.ID, delay: delay})
+	return r.tx.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: models.EventWaiting, Reason: reason, Attempts: attempts, NextAttemptAt: &next})
+}
+
+// quarantine writes a dead letter and an alert, and marks the event; the
+// contact is left untouched.
+func (r *applyRun) quarantine(ctx context.Context, ev models.Event, c *models.Contact, kind, reason string) error {
+	cid := contactID(c)
+	var cptr *string
+	if cid != "" {
+		cptr = &cid
+	}
+	dlID, err := r.tx.DeadLetterAdd(ctx, models.DeadLetter{WorkspaceID: ev.WorkspaceID, Kind: kind, Reason: reason,
+		EventID: &ev.ID, ContactID: cptr, SourceID: &ev.SourceID, Payload: eventPayload(ev), Attempts: ev.Attempts})
+	if err != nil {
+		return err
+	}
+	alert, _ := json.Marshal(map[string]any{"type": "dead_letter", "dead_letter_id": dlID, "kind": kind, "reason": reason, "event_id": ev.ID, "contact_id": cid})
+	if _, err := r.tx.OutboxAdd(ctx, models.OutboxRow{WorkspaceID: ev.WorkspaceID, ContactID: cptr, Kind: models.OutboxAlert,
+		StableID: fmt.Sprintf("alert:dead_letter:%d", dlID), Action: "alert", Payload: alert}); err != nil {
+		return err
+	}
+	return r.tx.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: models.EventQuarantined, Reason: reason, ContactID: cid, Attempts: ev.Attempts})
+}
+
+// proposal is what the event proposes, in the rules' terms.
+func proposal(ev models.Event, src models.Source) lifecycle.Proposal {
+	fields := eventFields(ev)
+	p := lifecycle.Proposal{EventType: ev.EventType, TargetStage: deref(ev.TargetStage), SourceEventStages: src.Config.EventStages,
+		OccurredAt: ev.OccurredAt, Fields: fields}
+	if v := strings.ToLower(fields["phone_verified"]); v == "true" || v == "1" || v == "yes" {
+		p.PhoneVerified = true
+	}
+	return p
+}
+
+// eventFields flattens an event's fields (custom fields plus names) to strings.
+func eventFields(ev models.Event) map[string]string {
+	out := map[string]string{}
+	var raw map[string]any
+	if len(ev.Fields) > 0 && json.Unmarshal(ev.Fields, &raw) == nil {
+		for k, v := range raw {
+			switch t := v.(type) {
+			case string:
+				out[k] = t
+			case nil:
+				out[k] = ""
+			default:
+				b, _ := json.Marshal(t)
+				out[k] = string(b)
+			}
+		}
+	}
+	for k, v := range map[string]*string{"first_name": ev.FirstName, "last_name": ev.LastName, "company": ev.Company} {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	return out
+}
+
+func eventPayload(ev models.Event) json.RawMessage {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func contactID(c *models.Contact) string {
+	if c == nil {
+		return ""
+	}
+	return c.ID
+}

@@ -1,0 +1,216 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leadgate/leadgate/lifecycle"
+	"github.com/leadgate/leadgate/models"
+)
+
+// changes records what an event changed on its contact.
+type changes struct {
+	changed      bool
+	created      bool
+	enteredStage string
+	fields       []string
+	tags         []string
+}
+
+func (c changes) summary() string {
+	var parts []string
+	if c.created {
+		parts = append(parts, "contact created")
+	}
+	if c.enteredStage != "" {
+		parts = append(parts, "entered "+c.enteredStage)
+	}
+	if len(c.fields) > 0 {
+		parts = append(parts, "fields "+strings.Join(c.fields, ", "))
+	}
+	if len(c.tags) > 0 {
+		parts = append(parts, "tags "+strings.Join(c.tags, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// update applies a decision to a locked contact and writes history, the CRM
+// intent and side effects when anything changed.
+func (r *applyRun) update(ctx context.Context, c *models.Contact, ev models.Event, src models.Source, rules lifecycle.Rules,
+	d lifecycle.Decision, basis string, created bool) (changes, error) {
+	ch := changes{created: created, changed: created}
+	if d.ApplyFields {
+		changed, err := r.applyFields(ctx, c, ev, src, rules, basis)
+		if err != nil {
+			return ch, err
+		}
+		ch.fields = changed
+		ch.changed = ch.changed || len(changed) > 0
+	}
+	if ev.Email != nil && c.Email == nil {
+		c.Email, ch.changed = ev.Email, true
+	}
+	if ev.Phone != nil && c.Phone == nil {
+		c.Phone, ch.changed = ev.Phone, true
+	}
+	if eventFields(ev)["phone_verified"] == "true" && !c.PhoneVerified && ev.Phone != nil && c.Phone != nil && *ev.Phone == *c.Phone {
+		c.PhoneVerified, ch.changed = true, true
+	}
+	if d.NewStage != "" && d.NewStage != c.Stage {
+		if err := r.tx.StageHistoryAdd(ctx, models.StageChange{WorkspaceID: c.WorkspaceID, ContactID: c.ID, FromStage: c.Stage, ToStage: d.NewStage,
+			EventID: &ev.ID, RuleVersion: rules.Version, Actor: r.actor(), Reason: d.Reason, OccurredAt: d.EnteredAt}); err != nil {
+			return ch, err
+		}
+		entered := d.EnteredAt
+		c.Stage, c.StageEnteredAt, ch.enteredStage, ch.changed = d.NewStage, &entered, d.NewStage, true
+	}
+	for _, t := range d.Tags {
+		if !slices.Contains(c.Tags, t) {
+			c.Tags = append(c.Tags, t)
+			ch.tags = append(ch.tags, t)
+			ch.changed = true
+		}
+	}
+	if created {
+		c.FirstTouch = firstTouch(ev, src)
+	}
+	c.SubmissionCount++
+	if ev.OccurredAt.After(c.LastActivityAt) {
+		c.LastActivityAt = ev.OccurredAt
+	}
+	if err := r.rescore(ctx, c, ev, rules, ch.changed); err != nil {
+		return ch, err
+	}
+	if ch.changed {
+		c.Version++
+		if err := r.writeIntent(ctx, c, rules, ch, ev.ID); err != nil {
+			return ch, err
+		}
+	}
+	return ch, r.tx.ContactSave(ctx, c)
+}
+
+// applyFields stores the event's observations and recomputes the contact's
+// values by precedence. It returns the fields whose value changed.
+func (r *applyRun) applyFields(ctx context.Context, c *models.Contact, ev models.Event, src models.Source, rules lifecycle.Rules, basis string) ([]string, error) {
+	var obs []models.Observation
+	for k, v := range eventFields(ev) {
+		if k == "phone_verified" {
+			continue
+		}
+		obs = append(obs, models.Observation{WorkspaceID: c.WorkspaceID, ContactID: c.ID, Field: k, Value: v, Source: src.Name,
+			ObservedAt: ev.OccurredAt, Basis: basis, EventID: &ev.ID})
+	}
+	if len(obs) == 0 {
+		return nil, nil
+	}
+	if err := r.tx.ObservationsAdd(ctx, obs); err != nil {
+		return nil, err
+	}
+	return r.recompute(ctx, c, rules)
+}
+
+// recompute derives every field from all of the contact's observations.
+func (r *applyRun) recompute(ctx context.Context, c *models.Contact, rules lifecycle.Rules) ([]string, error) {
+	all, err := r.tx.ObservationsForContact(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	in := make([]lifecycle.Observation, len(all))
+	for i, o := range all {
+		in[i] = lifecycle.Observation{Field: o.Field, Value: o.Value, Source: o.Source, ObservedAt: o.ObservedAt, Basis: o.Basis,
+			Human: o.Human, EventID: deref(o.EventID), ExplicitDelete: o.ExplicitDelete}
+		if o.EventID == nil {
+			in[i].EventID = fmt.Sprintf("obs:%d", o.ID)
+		}
+	}
+	resolved := rules.ResolveFields(in)
+	next := make(map[string]string, len(resolved))
+	for k, v := range resolved {
+		next[k] = v.Value
+	}
+	var changed []string
+	for k, v := range next {
+		if old, ok := c.Fields[k]; !ok || old != v {
+			changed = append(changed, k)
+		}
+	}
+	for k := range c.Fields {
+		if _, ok := next[k]; !ok {
+			changed = append(changed, k)
+		}
+	}
+	slices.Sort(changed)
+	c.Fields = next
+	c.FirstName, c.LastName, c.Company = optField(next, "first_name"), optField(next, "last_name"), optField(next, "company")
+	return changed, nil
+}
+
+// rescore recomputes the lead score from the distinct applied events and the
+// current fields: never incremented, so repeats add nothing.
+func (r *applyRun) rescore(ctx context.Context, c *models.Contact, ev models.Event, rules lifecycle.Rules, applied bool) error {
+	if len(rules.Score.EventPoints) == 0 && len(rules.Score.FieldPoints) == 0 {
+		return nil
+	}
+	types, err := r.tx.ContactAppliedEventTypes(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	if applied {
+		types = append(types, ev.EventType)
+	}
+	score, lines := rules.Score.Compute(types, c.Fields)
+	b, _ := json.Marshal(lines)
+	c.Score, c.ScoreBreakdown = score, b
+	return nil
+}
+
+// writeIntent writes the contact's desired CRM state (one row per version) and
+// the side effects of creation or stage entry, each under a stable id.
+func (r *applyRun) writeIntent(ctx context.Context, c *models.Contact, rules lifecycle.Rules, ch changes, eventID string) error {
+	payload, err := json.Marshal(IntentOf(c))
+	if err != nil {
+		return fmt.Errorf("apply: encode intent: %w", err)
+	}
+	cid := c.ID
+	if _, err := r.tx.OutboxAdd(ctx, models.OutboxRow{WorkspaceID: c.WorkspaceID, ContactID: &cid, Kind: models.OutboxCRMUpsert,
+		StableID: fmt.Sprintf("crm:%s:v%d", c.ID, c.Version), Version: c.Version, Action: "upsert", Payload: payload}); err != nil {
+		return err
+	}
+	for _, se := range rules.SideEffectsFor(c.ID, ch.created, ch.enteredStage) {
+		body, _ := json.Marshal(map[string]any{"contact_id": c.ID, "cause": se.Cause, "action": se.Action, "params": se.Params, "event_id": eventID})
+		if _, err := r.tx.OutboxAdd(ctx, models.OutboxRow{WorkspaceID: c.WorkspaceID, ContactID: &cid, Kind: models.OutboxSideEffect,
+			StableID: "se:" + se.ID, Action: se.Action, Payload: body}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstTouch is the attribution written once, when the contact is created.
+func firstTouch(ev models.Event, src models.Source) map[string]string {
+	ft := map[string]string{"source": src.Name, "channel": src.Channel, "first_seen_at": ev.OccurredAt.UTC().Format(time.RFC3339), "event_type": ev.EventType}
+	var attr map[string]any
+	if json.Unmarshal(ev.Attribution, &attr) == nil {
+		for k, v := range attr {
+			if s, ok := v.(string); ok {
+				ft[k] = s
+			} else if v != nil {
+				b, _ := json.Marshal(v)
+				ft[k] = string(b)
+			}
+		}
+	}
+	return ft
+}
+
+func optField(m map[string]string, k string) *string {
+	if v, ok := m[k]; ok && v != "" {
+		return &v
+	}
+	return nil
+}

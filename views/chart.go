@@ -1,0 +1,117 @@
+package views
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ChartSeries is one line of input: a rate per bucket, oldest first.
+type ChartSeries struct {
+	Name   string
+	Values []float64
+	Total  int64 // events in the whole window, for the legend
+}
+
+// Chart is a line chart laid out for a server-rendered SVG: coordinates are
+// computed here so the template only places elements.
+type Chart struct {
+	Width, Height int
+	Left, Right   float64 // plot area, in viewBox units
+	Top, Bottom   float64
+	Lines         []ChartLine
+	YTicks        []ChartTick
+	XTicks        []ChartTick
+	Unit          string
+	Empty         bool // no events in the window
+}
+
+// ChartLine is one series' polyline and legend entry.
+type ChartLine struct {
+	Name   string
+	Class  string // series-N, coloured by the stylesheet
+	Points string // "x,y x,y ..."
+	Total  int64
+	Peak   float64
+}
+
+// ChartTick is an axis label at Pos (x for XTicks, y for YTicks).
+type ChartTick struct {
+	Pos   float64
+	Label string
+}
+
+// chartPalette is how many series colours the stylesheet defines.
+const chartPalette = 8
+
+// NewRateChart lays out series sampled every bucket from start (UTC labels
+// every xEvery). Values are events per minute.
+func NewRateChart(start time.Time, bucket time.Duration, series []ChartSeries) Chart {
+	c := Chart{Width: 720, Height: 220, Left: 44, Right: 708, Top: 12, Bottom: 190, Unit: "events/min"}
+	n := 0
+	peak := 0.0
+	for _, s := range series {
+		n = max(n, len(s.Values))
+		for _, v := range s.Values {
+			peak = math.Max(peak, v)
+		}
+	}
+	c.Empty = peak == 0
+	top := niceCeil(peak)
+	for i := 0; i <= 4; i++ {
+		v := top * float64(i) / 4
+		c.YTicks = append(c.YTicks, ChartTick{Pos: c.y(v, top), Label: trimFloat(v)})
+	}
+	if n < 2 {
+		return c
+	}
+	step := (c.Right - c.Left) / float64(n-1)
+	perTick := int((4 * time.Hour) / bucket)
+	for i := 0; i < n; i += max(perTick, 1) {
+		t := start.Add(time.Duration(i) * bucket).UTC()
+		c.XTicks = append(c.XTicks, ChartTick{Pos: c.Left + float64(i)*step, Label: t.Format("15:04")})
+	}
+	for si, s := range series {
+		var b strings.Builder
+		line := ChartLine{Name: s.Name, Class: "series-" + strconv.Itoa(si%chartPalette), Total: s.Total}
+		for i, v := range s.Values {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(strconv.FormatFloat(c.Left+float64(i)*step, 'f', 1, 64))
+			b.WriteByte(',')
+			b.WriteString(strconv.FormatFloat(c.y(v, top), 'f', 1, 64))
+			line.Peak = math.Max(line.Peak, v)
+		}
+		line.Points = b.String()
+		c.Lines = append(c.Lines, line)
+	}
+	return c
+}
+
+// y maps a value to the plot's vertical coordinate (0 at the bottom).
+func (c Chart) y(v, top float64) float64 {
+	return c.Bottom - (v/top)*(c.Bottom-c.Top)
+}
+
+// niceCeil rounds up to 1, 2 or 5 times a power of ten (at least 1).
+func niceCeil(v float64) float64 {
+	if v <= 1 {
+		return 1
+	}
+	exp := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if v <= m*exp {
+			return m * exp
+		}
+	}
+	return 10 * exp
+}
+
+func trimFloat(v float64) string {
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// f1 formats a coordinate for an SVG attribute.
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

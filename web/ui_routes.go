@@ -1,0 +1,89 @@
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/leadgate/leadgate/handlers"
+	"github.com/leadgate/leadgate/models"
+)
+
+// UIDeps are what the admin web app's routes need.
+type UIDeps struct {
+	Pages    *handlers.UI
+	Sessions *Sessions
+	Assets   *Assets
+	Store    *models.Store
+	Log      *slog.Logger
+	// CSRFKey signs the CSRF cookie (DeriveKey(secret, "csrf")).
+	CSRFKey   []byte
+	PublicURL string
+	// Secure marks cookies Secure and keeps the TLS Referer checks (https public URL).
+	Secure bool
+}
+
+// UIRoutes returns the mount function for Deps.UI: every page of the web app.
+// Every route sits behind the CSP headers and CSRF; all but /login and
+// /static need a signed-in user; mutations state their minimum role.
+func UIRoutes(d UIDeps) func(r chi.Router) {
+	ui := d.Pages
+	return func(r chi.Router) {
+		r.Method(http.MethodGet, "/static/*", d.Assets)
+		r.Method(http.MethodHead, "/static/*", d.Assets)
+		r.Group(func(r chi.Router) {
+			r.Use(middleware.Timeout(30 * time.Second))
+			r.Use(SecurityHeaders)
+			r.Use(CSRF(d.CSRFKey, d.PublicURL, d.Secure, http.HandlerFunc(ui.CSRFFailed)))
+			r.Get("/login", ui.ShowLogin)
+			r.Post("/login", ui.Login)
+
+			r.Group(func(r chi.Router) {
+				r.Use(RequireUser(d.Store, d.Sessions, d.Log, ui.ServerErrorPage))
+				editor := RequireUIRole(models.RoleEditor, ui.Forbidden)
+				admin := RequireUIRole(models.RoleAdmin, ui.Forbidden)
+
+				r.Get("/", ui.Home)
+				r.Post("/logout", ui.Logout)
+				r.Get("/account/password", ui.ShowPassword)
+				r.Post("/account/password", ui.ChangePassword)
+
+				r.Route("/w/{ws}", func(r chi.Router) {
+					r.Use(ui.LoadWorkspace)
+					r.Get("/", ui.ShowDashboard)
+					r.Get("/health", ui.HealthFragment)
+					r.Get("/events", ui.ListEvents)
+					r.Get("/events/{id}", ui.ShowEvent)
+					r.Get("/audit", ui.ListAudit)
+					r.Get("/sources", ui.ListSources)
+					r.With(editor).Get("/sources/new", ui.NewSource)
+					r.With(editor).Get("/sources/stage-row", ui.StageRow)
+					r.With(editor).Post("/sources", ui.CreateSource)
+					r.Get("/sources/{id}", ui.ShowSource)
+					r.With(editor).Post("/sources/{id}", ui.UpdateSource)
+					r.With(editor).Post("/sources/{id}/enabled", ui.SetSourceEnabled)
+					r.With(editor).Post("/sources/{id}/rotate", ui.RotateSourceSecret)
+					r.With(editor).Post("/sources/{id}/delete", ui.DeleteSource)
+				})
+
+				r.Get("/workspaces", ui.ListWorkspaces)
+				r.With(admin).Post("/workspaces", ui.CreateWorkspace)
+				r.With(admin).Post("/workspaces/{ws}/rename", ui.RenameWorkspace)
+				r.With(admin).Post("/workspaces/{ws}/archive", ui.ArchiveWorkspace)
+
+				r.Group(func(r chi.Router) {
+					r.Use(admin)
+					r.Get("/tokens", ui.ListTokens)
+					r.Post("/tokens", ui.CreateToken)
+					r.Post("/tokens/{id}/revoke", ui.RevokeToken)
+					r.Get("/users", ui.ListUsers)
+					r.Post("/users", ui.CreateUser)
+					r.Post("/users/{id}/disabled", ui.SetUserDisabled)
+				})
+			})
+		})
+	}
+}
