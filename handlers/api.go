@@ -23,6 +23,8 @@ type API struct {
 	PublicURL string
 	Log       *slog.Logger
 	Applier   *apply.Applier
+	// EraseHooks erase a contact from tables owned by other packages (CRM sync state, the sandbox).
+	EraseHooks []func(ctx context.Context, st *models.Store, c models.Contact) error
 }
 
 type wsKey struct{}

@@ -22,6 +22,8 @@ func (l AsynqLogger) Warn(args ...any) { l.Log.Warn(fmt.Sprint(args...), "compon
 func (l AsynqLogger) Error(args ...any) { l.Log.Error(fmt.Sprint(args...), "component", "asynq") }
 
 // Fatal implements asynq.Logger; asynq calls it only on unrecoverable start-up errors.
-func (l AsynqLogger) Fatal(args ...any) { l.Log.Error(fmt.Sprint(args...), "component", "asynq", "fatal", true) }
+func (l AsynqLogger) Fatal(args ...any) {
+	l.Log.Error(fmt.Sprint(args...), "component", "asynq", "fatal", true)
+}
 
 func asErr[T any](err error, target *T) bool { return errors.As(err, target) }

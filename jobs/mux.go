@@ -17,12 +17,15 @@ type Deps struct {
 	Queue   Queue
 	Log     *slog.Logger
 	Applier *apply.Applier
+	// Retention periods (see jobs.Retention).
+	RetentionIdempotency, RetentionPayloads time.Duration
 }
 
 // NewMux registers every task handler.
 func NewMux(d Deps) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
 	mux.Handle(TypeSweepStranded, &SweepStranded{Store: d.Store, Queue: d.Queue, Log: d.Log, Grace: 30 * time.Second})
+	mux.Handle(TypeRetention, &Retention{Store: d.Store, Log: d.Log, Idempotency: d.RetentionIdempotency, Payloads: d.RetentionPayloads})
 	mux.Handle(TypeApplyEvent, &ApplyEvent{Applier: d.Applier})
 	return mux
 }
@@ -31,6 +34,7 @@ func NewMux(d Deps) *asynq.ServeMux {
 func DefaultPeriodic() []Periodic {
 	return []Periodic{
 		{Spec: "@every 30s", Task: NewSweepStrandedTask},
+		{Spec: "@every 15m", Task: NewRetentionTask},
 	}
 }
 

@@ -34,6 +34,7 @@ type Contact struct {
 	LastActivityAt  time.Time
 	Version         int64
 	MergedInto      *string `gorm:"type:uuid"`
+	ErasedAt        *time.Time
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 }

@@ -66,6 +66,8 @@ func Routes(d Deps) http.Handler {
 			r.With(editor).Post("/contacts/{id}/corrections", d.API.CorrectContactField)
 			r.With(editor).Post("/contacts/{id}/stage", d.API.SetContactStage)
 			r.With(editor).Post("/contacts/{id}/merge", d.API.MergeContact)
+			r.With(editor).Get("/contacts/{id}/export", d.API.ExportContact)
+			r.With(RequireRole(models.RoleAdmin)).Post("/contacts/{id}/erase", d.API.EraseContact)
 			r.Get("/dead-letters", d.API.ListDeadLetters)
 			r.Get("/dead-letters/{id}", d.API.GetDeadLetter)
 			r.With(editor).Post("/dead-letters/{id}/replay", d.API.ReplayDeadLetter)

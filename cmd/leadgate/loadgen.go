@@ -1,11 +1,212 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/leadgate/leadgate/ingest/signature"
 )
 
-func cmdLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	return errors.New("loadgen: not built yet")
+// loadgenConfig is what `leadgate loadgen` was asked to do.
+type loadgenConfig struct {
+	URL         string
+	Secret      string
+	Kind        string
+	Rate        float64 // deliveries per second; 0 = as fast as the workers go
+	Duration    time.Duration
+	Concurrency int
+	DupRatio    float64
+	Timeout     time.Duration
+}
+
+// loadgenKinds are the kinds loadgen can drive: each maps CONTRACT.md's
+// generic payload, which is what loadgen sends.
+var loadgenKinds = []string{signature.KindStandardWebhooks, signature.KindHMAC, signature.KindToken}
+
+func parseLoadgen(args []string, stderr io.Writer) (loadgenConfig, error) {
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c loadgenConfig
+	fs.StringVar(&c.URL, "url", "", "the ingest URL to post to (http(s)://host/hooks/<token>); the only URL loadgen calls")
+	fs.StringVar(&c.Secret, "secret", "", "the source's signing secret (as shown when the source was created)")
+	fs.StringVar(&c.Kind, "kind", signature.KindStandardWebhooks, "source kind: standard-webhooks, hmac or token")
+	fs.Float64Var(&c.Rate, "rate", 0, "deliveries per second; 0 sends as fast as the workers go")
+	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "how long to send; loadgen stops by itself")
+	fs.IntVar(&c.Concurrency, "concurrency", 64, "deliveries in flight at most")
+	fs.Float64Var(&c.DupRatio, "dup-ratio", 0, "share of deliveries (0-1) that repeat an earlier one, like a retrying sender")
+	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "per-request timeout")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("loadgen: unexpected argument %q", fs.Arg(0))
+	}
+	return c, c.validate()
+}
+
+func (c loadgenConfig) validate() error {
+	var errs []error
+	u, err := url.Parse(c.URL)
+	switch {
+	case c.URL == "":
+		errs = append(errs, errors.New("--url is required"))
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		errs = append(errs, fmt.Errorf("--url %q must be an http(s) URL", c.URL))
+	}
+	known := false
+	for _, k := range loadgenKinds {
+		known = known || k == c.Kind
+	}
+	if !known {
+		errs = append(errs, fmt.Errorf("--kind %q: loadgen drives %v", c.Kind, loadgenKinds))
+	}
+	if c.Secret == "" && c.Kind != signature.KindToken {
+		errs = append(errs, fmt.Errorf("--secret is required for kind %s", c.Kind))
+	}
+	if c.Rate < 0 {
+		errs = append(errs, errors.New("--rate must not be negative"))
+	}
+	if c.Duration <= 0 || c.Duration > 24*time.Hour {
+		errs = append(errs, errors.New("--duration must be between 0 and 24h"))
+	}
+	if c.Concurrency < 1 || c.Concurrency > 10000 {
+		errs = append(errs, errors.New("--concurrency must be from 1 to 10000"))
+	}
+	if c.DupRatio < 0 || c.DupRatio >= 1 {
+		errs = append(errs, errors.New("--dup-ratio must be from 0 to below 1"))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, errors.New("--timeout must be positive"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("loadgen: %w", err)
+	}
+	return nil
+}
+
+// cmdLoadgen drives signed webhook traffic at one ingest URL for a bounded
+// time and prints what the senders saw: answers by status, accepted/s and
+// latency percentiles.
+func cmdLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer, _ func(string) string) error {
+	cfg, err := parseLoadgen(args, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "loadgen: %s deliveries to %s for %s, rate %s, concurrency %d, dup-ratio %.2f\n",
+		cfg.Kind, cfg.URL, cfg.Duration, rateLabel(cfg.Rate), cfg.Concurrency, cfg.DupRatio)
+	res, err := runLoadgen(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	res.print(stdout)
+	return nil
+}
+
+func rateLabel(rate float64) string {
+	if rate == 0 {
+		return "max"
+	}
+	return fmt.Sprintf("%g/s", rate)
+}
+
+// runLoadgen sends until cfg.Duration has passed (or ctx ends), then waits
+// for the requests in flight.
+func runLoadgen(ctx context.Context, cfg loadgenConfig) (*loadgenResult, error) {
+	traffic, err := newTraffic(cfg)
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{
+		Timeout: cfg.Timeout,
+		Transport: &http.Transport{
+			MaxIdleConns:        cfg.Concurrency,
+			MaxIdleConnsPerHost: cfg.Concurrency,
+			MaxConnsPerHost:     cfg.Concurrency,
+			IdleConnTimeout:     30 * time.Second,
+		},
+		// Never follow a redirect: loadgen talks to the given URL only.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	defer client.CloseIdleConnections()
+
+	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	jobs := pace(runCtx, cfg.Rate)
+	recs := make([]*recorder, cfg.Concurrency)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range recs {
+		recs[i] = newRecorder()
+		wg.Go(func() {
+			for range jobs {
+				sendOne(ctx, client, traffic.next(), recs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return summarize(recs, time.Since(start), cfg), nil
+}
+
+// pace yields one token per delivery: at rate per second on a steady
+// schedule, or as fast as they are taken when rate is 0. It closes the
+// channel when ctx ends.
+func pace(ctx context.Context, rate float64) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		start := time.Now()
+		sent := 0
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			due := 1
+			if rate > 0 {
+				due = int(time.Since(start).Seconds()*rate) - sent
+				if due <= 0 {
+					select {
+					case <-ctx.Done():
+						return
+					case <-tick.C:
+					}
+					continue
+				}
+			}
+			for range due {
+				select {
+				case <-ctx.Done():
+					return
+				case out <- struct{}{}:
+					sent++
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// sendOne posts one delivery and records the answer. Requests in flight when
+// the duration ends are finished (ctx is the caller's, not the run's).
+func sendOne(ctx context.Context, client *http.Client, d outgoing, rec *recorder) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url, bytes.NewReader(d.body))
+	if err != nil {
+		rec.transportError(err)
+		return
+	}
+	req.Header = d.header
+	began := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		rec.transportError(err)
+		return
+	}
+	status := answerStatus(resp)
+	rec.answer(resp.StatusCode, status, time.Since(began), d.dup)
 }

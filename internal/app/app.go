@@ -226,7 +226,8 @@ func (a *App) RunWorker(ctx context.Context) error {
 }
 
 func (a *App) JobDeps() jobs.Deps {
-	return jobs.Deps{Store: a.Store, Queue: a.Queue, Log: a.Log, Applier: a.Applier}
+	return jobs.Deps{Store: a.Store, Queue: a.Queue, Log: a.Log, Applier: a.Applier,
+		RetentionIdempotency: a.Cfg.RetentionIdempotency, RetentionPayloads: a.Cfg.RetentionPayloads}
 }
 
 func (a *App) RunScheduler(ctx context.Context) error {

@@ -5,8 +5,8 @@ import (
 	"cmp"
 	"context"
 	"crypto"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -61,7 +61,7 @@ type harness struct {
 // clock is the ingest service's clock; tests move it instead of sleeping.
 type clock struct{ offset atomic.Int64 }
 
-func (c *clock) Now() time.Time            { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 // testLogger discards logs unless LEADGATE_TEST_LOG is set.

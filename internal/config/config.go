@@ -32,6 +32,10 @@ type Config struct {
 	IdempotencyWindow time.Duration // LEADGATE_IDEMPOTENCY_WINDOW [1h]
 	// WorkerConcurrency is the number of asynq workers in this process.
 	WorkerConcurrency int // LEADGATE_WORKER_CONCURRENCY [10]
+	// RetentionIdempotency keeps idempotency records at least this long (min 7 days).
+	RetentionIdempotency time.Duration // LEADGATE_RETENTION_IDEMPOTENCY [720h]
+	// RetentionPayloads drops raw payloads of resolved events after this long.
+	RetentionPayloads time.Duration // LEADGATE_RETENTION_PAYLOADS [2160h]
 	// SecureCookies marks session cookies Secure (on when PublicURL is https).
 	SecureCookies bool
 	// DevSecret is true when the built-in development secret key is in use.
@@ -78,6 +82,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.WorkerConcurrency = int(workers)
 	errs = append(errs, err)
 	c.IdempotencyWindow, err = durationVar(getenv, "LEADGATE_IDEMPOTENCY_WINDOW", time.Hour)
+	errs = append(errs, err)
+	c.RetentionIdempotency, err = durationVar(getenv, "LEADGATE_RETENTION_IDEMPOTENCY", 30*24*time.Hour)
+	errs = append(errs, err)
+	if c.RetentionIdempotency < 7*24*time.Hour {
+		errs = append(errs, errors.New("LEADGATE_RETENTION_IDEMPOTENCY: must be at least 168h (senders retry for days)"))
+	}
+	c.RetentionPayloads, err = durationVar(getenv, "LEADGATE_RETENTION_PAYLOADS", 90*24*time.Hour)
 	errs = append(errs, err)
 	if lvl := getenv("LEADGATE_LOG_LEVEL"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {

@@ -37,11 +37,23 @@ type Applier struct {
 	Now   func() time.Time
 }
 
-// BusyError means another worker holds the contact; retry after RetryAfter.
-// It is not a failure: the worker never waits on a lock.
-type BusyError struct{ Delay time.Duration }
+// BusyError means the event cannot proceed right now and its task should run
+// again after RetryAfter: another worker holds the contact (the worker never
+// waits on a lock), or the event waits for a record or for its retry time.
+// It is not a failure: the queue must not count it against the task's retries
+// (the apply step counts its own attempts in the event row).
+type BusyError struct {
+	Delay time.Duration
+	// Why is "" for lock contention, else what the event waits for.
+	Why string
+}
 
-func (e *BusyError) Error() string { return "apply: contact busy; retry in " + e.Delay.String() }
+func (e *BusyError) Error() string {
+	if e.Why != "" {
+		return "apply: " + e.Why + "; retry in " + e.Delay.String()
+	}
+	return "apply: contact busy; retry in " + e.Delay.String()
+}
 
 // RetryAfter tells the queue when to retry.
 func (e *BusyError) RetryAfter() time.Duration { return e.Delay }
@@ -50,9 +62,33 @@ func busy() error {
 	return &BusyError{Delay: time.Duration(50+rand.IntN(200)) * time.Millisecond}
 }
 
+// FailedError is a failed run that will be retried after RetryAfter (backoff
+// from 2 s). Unlike BusyError it is a failure: it counts toward
+// PoisonAttempts, after which the event is dead-lettered.
+type FailedError struct {
+	Cause error
+	Delay time.Duration
+}
+
+func (e *FailedError) Error() string {
+	return "apply failed (retry in " + e.Delay.String() + "): " + e.Cause.Error()
+}
+
+// Unwrap returns the cause.
+func (e *FailedError) Unwrap() error { return e.Cause }
+
+// RetryAfter tells the queue when to retry.
+func (e *FailedError) RetryAfter() time.Duration { return e.Delay }
+
+// notDueSlack lets a task that fires a little early proceed instead of
+// bouncing for a few milliseconds.
+const notDueSlack = 100 * time.Millisecond
+
 // Apply processes one event and, in the same transaction, the other pending
 // events of its contact in occurred_at order. Re-running it for an applied
-// event changes nothing.
+// event changes nothing. An event that is not due yet (waiting for a record,
+// or for the retry after a failure) comes back as a *BusyError carrying the
+// delay, so the task itself is the scheduled retry.
 func (a *Applier) Apply(ctx context.Context, eventID string) error {
 	ev, err := a.Store.EventByID(ctx, eventID)
 	if errors.Is(err, models.ErrNotFound) {
@@ -64,18 +100,33 @@ func (a *Applier) Apply(ctx context.Context, eventID string) error {
 	if ev.Resolved() {
 		return nil
 	}
-	if ev.NextAttemptAt != nil && ev.NextAttemptAt.After(a.now().Add(time.Second)) {
-		return nil // a later task is scheduled for it
+	if err := a.notDue(ev); err != nil {
+		return err
 	}
 	if len(ev.Hydration) > 0 && ev.Email == nil && ev.Phone == nil {
 		return a.awaitHydration(ctx, ev)
 	}
 	email, phone := a.contactIdentity(ctx, ev)
 	var later []delayed
+	var own *BusyError
 	err = a.Store.Tx(ctx, func(tx *models.Store) error {
 		if err := lockKeys(ctx, tx, ev.WorkspaceID, email, phone); err != nil {
 			return err
 		}
+		// Re-read under the locks: a peer's run may have applied the event
+		// (or rescheduled it) since it was read above.
+		cur, err := tx.EventByID(ctx, ev.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Resolved() {
+			return nil
+		}
+		if err := a.notDue(cur); err != nil {
+			own = err.(*BusyError)
+			return nil
+		}
+		ev = cur
 		rules, err := loadRules(ctx, tx, ev.WorkspaceID)
 		if err != nil {
 			return err
@@ -110,10 +161,33 @@ func (a *Applier) Apply(ctx context.Context, eventID string) error {
 		}
 		return a.recordFailure(ctx, ev, err)
 	}
+	if own != nil {
+		return own
+	}
 	for _, d := range later {
+		if d.eventID == ev.ID {
+			// This task is the event's retry: asynq reschedules it (a new
+			// task under the same id would collide with this running one).
+			own = &BusyError{Delay: d.delay, Why: "waiting for a record"}
+			continue
+		}
 		if err := a.Queue.EnqueueApplyIn(ctx, d.eventID, d.delay); err != nil {
 			a.Log.Warn("apply: re-enqueue failed; the sweep will retry", "event", d.eventID, "err", err)
 		}
+	}
+	if own != nil {
+		return own
+	}
+	return nil
+}
+
+// notDue reports an event whose next attempt lies in the future.
+func (a *Applier) notDue(ev models.Event) error {
+	if ev.NextAttemptAt == nil {
+		return nil
+	}
+	if wait := ev.NextAttemptAt.Sub(a.now()); wait > notDueSlack {
+		return &BusyError{Delay: wait, Why: "not due yet (status " + ev.Status + ")"}
 	}
 	return nil
 }
@@ -174,27 +248,52 @@ func lockKeys(ctx context.Context, tx *models.Store, workspaceID int64, email, p
 }
 
 // recordFailure counts a failed run; after PoisonAttempts the event is
-// dead-lettered so its contact's later events proceed.
+// dead-lettered so its contact's later events proceed. Before that it answers
+// a *FailedError whose delay backs off from 2 s. A run cut short by its own
+// context (shutdown, kill) is not the event's fault and is not counted. The
+// event is only touched while still unresolved: a peer's run may have applied
+// it since the failed transaction rolled back.
 func (a *Applier) recordFailure(ctx context.Context, ev models.Event, cause error) error {
-	attempts := ev.Attempts + 1
-	if attempts < a.poisonAttempts() {
-		next := a.now().Add(time.Duration(attempts) * 2 * time.Second)
-		_ = a.Store.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: models.EventRetrying, Reason: cause.Error(), Attempts: attempts, NextAttemptAt: &next})
+	if ctx.Err() != nil {
 		return cause
 	}
+	attempts := ev.Attempts + 1
+	if attempts < a.poisonAttempts() {
+		delay := failureDelay(attempts)
+		next := a.now().Add(delay)
+		if _, err := a.Store.EventSetOutcomeIfUnresolved(ctx, ev.ID, models.EventOutcome{Status: models.EventRetrying,
+			Reason: cause.Error(), Attempts: attempts, NextAttemptAt: &next}); err != nil {
+			a.Log.Warn("apply: record failed attempt", "event", ev.ID, "err", err)
+		}
+		return &FailedError{Cause: cause, Delay: delay}
+	}
+	reason := fmt.Sprintf("apply failed %d times: %v", attempts, cause)
 	err := a.Store.Tx(ctx, func(tx *models.Store) error {
-		reason := fmt.Sprintf("apply failed %d times: %v", attempts, cause)
-		if _, err := tx.DeadLetterAdd(ctx, models.DeadLetter{WorkspaceID: ev.WorkspaceID, Kind: "apply_failed", Reason: reason,
-			EventID: &ev.ID, SourceID: &ev.SourceID, Payload: eventPayload(ev), Attempts: attempts}); err != nil {
+		marked, err := tx.EventSetOutcomeIfUnresolved(ctx, ev.ID, models.EventOutcome{Status: models.EventQuarantined, Reason: reason, Attempts: attempts})
+		if err != nil || !marked {
 			return err
 		}
-		return tx.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: models.EventQuarantined, Reason: reason, Attempts: attempts})
+		dlID, err := tx.DeadLetterAdd(ctx, models.DeadLetter{WorkspaceID: ev.WorkspaceID, Kind: "apply_failed", Reason: reason,
+			EventID: &ev.ID, SourceID: &ev.SourceID, Payload: eventPayload(ev), Attempts: attempts})
+		if err != nil {
+			return err
+		}
+		return addAlert(ctx, tx, ev, nil, dlID, "apply_failed", reason)
 	})
 	if err != nil {
 		return fmt.Errorf("apply: dead-letter poisoned event %s: %w (after %v)", ev.ID, err, cause)
 	}
 	a.Log.Error("apply: event dead-lettered after repeated failures", "event", ev.ID, "err", cause)
 	return nil
+}
+
+// failureDelay is the backoff after the n-th failed run: 2 s, 4 s, 8 s ...
+// capped at 256 s.
+func failureDelay(n int) time.Duration {
+	if n > 8 {
+		n = 8
+	}
+	return 2 * time.Second << (n - 1)
 }
 
 // awaitHydration parks an id-only event until a provider client can fetch

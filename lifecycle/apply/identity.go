@@ -99,10 +99,25 @@ func (r *applyRun) merge(ctx context.Context, survivor, loser *models.Contact, w
 		survivor.Phone, survivor.PhoneVerified = loser.Phone, loser.PhoneVerified
 	}
 	if r.rules.Rank(loser.Stage) > r.rules.Rank(survivor.Stage) {
+		// The survivor takes the higher stage; its history says so.
+		at := r.a.now()
+		if loser.StageEnteredAt != nil {
+			at = *loser.StageEnteredAt
+		}
+		if err := r.tx.StageHistoryAdd(ctx, models.StageChange{WorkspaceID: survivor.WorkspaceID, ContactID: survivor.ID,
+			FromStage: survivor.Stage, ToStage: loser.Stage, RuleVersion: r.rules.Version, Actor: r.actor(),
+			Reason: why + ": takes the merged contact's stage", OccurredAt: at}); err != nil {
+			return err
+		}
 		survivor.Stage, survivor.StageEnteredAt = loser.Stage, loser.StageEnteredAt
 	}
 	survivor.Fields = lifecycle.FirstTouch(survivor.Fields, loser.Fields)
-	survivor.FirstTouch = lifecycle.FirstTouch(survivor.FirstTouch, loser.FirstTouch)
+	// First touch belongs to whichever contact was seen first.
+	if loser.FirstSeenAt.Before(survivor.FirstSeenAt) {
+		survivor.FirstTouch = lifecycle.FirstTouch(loser.FirstTouch, survivor.FirstTouch)
+	} else {
+		survivor.FirstTouch = lifecycle.FirstTouch(survivor.FirstTouch, loser.FirstTouch)
+	}
 	survivor.Tags = unionTags(survivor.Tags, loser.Tags)
 	survivor.SubmissionCount += loser.SubmissionCount
 	if loser.FirstSeenAt.Before(survivor.FirstSeenAt) {

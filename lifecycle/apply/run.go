@@ -102,7 +102,7 @@ func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
 		}
 		created = true
 	}
-	ch, err := r.update(ctx, c, ev, src, rules, d, id.basis, created || id.merged != nil)
+	ch, err := r.update(ctx, c, ev, src, rules, d, id.basis, created, id.merged != nil)
 	if err != nil {
 		return err
 	}
@@ -164,12 +164,20 @@ func (r *applyRun) quarantine(ctx context.Context, ev models.Event, c *models.Co
 	if err != nil {
 		return err
 	}
-	alert, _ := json.Marshal(map[string]any{"type": "dead_letter", "dead_letter_id": dlID, "kind": kind, "reason": reason, "event_id": ev.ID, "contact_id": cid})
-	if _, err := r.tx.OutboxAdd(ctx, models.OutboxRow{WorkspaceID: ev.WorkspaceID, ContactID: cptr, Kind: models.OutboxAlert,
-		StableID: fmt.Sprintf("alert:dead_letter:%d", dlID), Action: "alert", Payload: alert}); err != nil {
+	if err := addAlert(ctx, r.tx, ev, cptr, dlID, kind, reason); err != nil {
 		return err
 	}
 	return r.tx.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: models.EventQuarantined, Reason: reason, ContactID: cid, Attempts: ev.Attempts})
+}
+
+// addAlert writes the alert outbox row of a dead letter, under a stable id
+// derived from the dead letter.
+func addAlert(ctx context.Context, tx *models.Store, ev models.Event, contactID *string, dlID int64, kind, reason string) error {
+	alert, _ := json.Marshal(map[string]any{"type": "dead_letter", "dead_letter_id": dlID, "kind": kind, "reason": reason,
+		"event_id": ev.ID, "contact_id": deref(contactID)})
+	_, err := tx.OutboxAdd(ctx, models.OutboxRow{WorkspaceID: ev.WorkspaceID, ContactID: contactID, Kind: models.OutboxAlert,
+		StableID: fmt.Sprintf("alert:dead_letter:%d", dlID), Action: "alert", Payload: alert})
+	return err
 }
 
 // proposal is what the event proposes, in the rules' terms.
@@ -177,8 +185,12 @@ func proposal(ev models.Event, src models.Source) lifecycle.Proposal {
 	fields := eventFields(ev)
 	p := lifecycle.Proposal{EventType: ev.EventType, TargetStage: deref(ev.TargetStage), SourceEventStages: src.Config.EventStages,
 		OccurredAt: ev.OccurredAt, Fields: fields}
-	if v := strings.ToLower(fields["phone_verified"]); v == "true" || v == "1" || v == "yes" {
+	switch strings.ToLower(strings.TrimSpace(fields["phone_verified"])) {
+	case "true", "1", "yes", "verified":
 		p.PhoneVerified = true
+	}
+	if src.Config.VerifiesPhone && ev.Phone != nil && fields["phone_verified"] == "" {
+		p.PhoneVerified = true // a verifying source (a connected call) that did not say otherwise
 	}
 	return p
 }

@@ -39,10 +39,12 @@ func (c changes) summary() string {
 }
 
 // update applies a decision to a locked contact and writes history, the CRM
-// intent and side effects when anything changed.
+// intent and side effects when anything changed. created: the event created
+// the contact; merged: resolving the event merged another contact into it
+// (a change, but not a creation: no first touch, no creation side effects).
 func (r *applyRun) update(ctx context.Context, c *models.Contact, ev models.Event, src models.Source, rules lifecycle.Rules,
-	d lifecycle.Decision, basis string, created bool) (changes, error) {
-	ch := changes{created: created, changed: created}
+	d lifecycle.Decision, basis string, created, merged bool) (changes, error) {
+	ch := changes{created: created, changed: created || merged}
 	if d.ApplyFields {
 		changed, err := r.applyFields(ctx, c, ev, src, rules, basis)
 		if err != nil {
@@ -57,7 +59,7 @@ func (r *applyRun) update(ctx context.Context, c *models.Contact, ev models.Even
 	if ev.Phone != nil && c.Phone == nil {
 		c.Phone, ch.changed = ev.Phone, true
 	}
-	if eventFields(ev)["phone_verified"] == "true" && !c.PhoneVerified && ev.Phone != nil && c.Phone != nil && *ev.Phone == *c.Phone {
+	if proposal(ev, src).PhoneVerified && !c.PhoneVerified && ev.Phone != nil && c.Phone != nil && *ev.Phone == *c.Phone {
 		c.PhoneVerified, ch.changed = true, true
 	}
 	if d.NewStage != "" && d.NewStage != c.Stage {

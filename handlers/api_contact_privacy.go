@@ -1,0 +1,72 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/leadgate/leadgate/models"
+)
+
+// ExportContact answers everything held about one contact (audited).
+func (a *API) ExportContact(w http.ResponseWriter, r *http.Request) {
+	c, ok := a.loadContact(w, r)
+	if !ok {
+		return
+	}
+	var x models.ContactExport
+	err := a.Store.Tx(r.Context(), func(tx *models.Store) error {
+		var err error
+		if x, err = tx.ContactExportAll(r.Context(), c); err != nil {
+			return err
+		}
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: c.WorkspaceID, Actor: actor(r), Action: "contact.export",
+			SubjectType: "contact_privacy", SubjectID: c.ID, After: map[string]int{"events": len(x.Events), "observations": len(x.Observations)}})
+	})
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	w.Header().Set("Content-Disposition", `attachment; filename="contact-`+c.ID+`.json"`)
+	writeJSON(w, http.StatusOK, x)
+}
+
+// EraseContact removes a contact's personal data everywhere in leadgate:
+// POST .../contacts/{id}/erase {"crm_delete": true} also asks the CRM to delete it.
+func (a *API) EraseContact(w http.ResponseWriter, r *http.Request) {
+	c, ok := a.loadContact(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		CRMDelete bool `json:"crm_delete"`
+	}
+	if r.ContentLength != 0 && !decodeJSON(w, r, &in) {
+		return
+	}
+	if c.ErasedAt != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": c.ID})
+		return
+	}
+	err := a.Store.Tx(r.Context(), func(tx *models.Store) error {
+		if in.CRMDelete {
+			// The relay resolves the CRM record from its own sync state; the
+			// request carries no personal data.
+			body, _ := json.Marshal(map[string]string{"contact_id": c.ID})
+			cid := c.ID
+			if _, err := tx.OutboxAdd(r.Context(), models.OutboxRow{WorkspaceID: c.WorkspaceID, ContactID: &cid, Kind: models.OutboxSideEffect,
+				StableID: "erase:" + c.ID, Action: "crm_delete", Payload: body}); err != nil {
+				return err
+			}
+		}
+		if err := tx.ContactErase(r.Context(), c, a.EraseHooks...); err != nil {
+			return err
+		}
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: c.WorkspaceID, Actor: actor(r), Action: "contact.erase",
+			SubjectType: "contact_privacy", SubjectID: c.ID, After: map[string]any{"crm_delete": in.CRMDelete}})
+	})
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": c.ID, "crm_delete": in.CRMDelete})
+}

@@ -1,0 +1,80 @@
+package handlers
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/leadgate/leadgate/views"
+)
+
+func TestLoginLimiter(t *testing.T) {
+	l := NewLoginLimiter(3, 15*time.Minute)
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if blocked, _ := l.Blocked(t0, "ip:1", "email:a"); blocked {
+			t.Fatalf("blocked after %d failures", i)
+		}
+		l.Fail(t0.Add(time.Duration(i)*time.Minute), "ip:1", "email:a")
+	}
+	blocked, wait := l.Blocked(t0.Add(3*time.Minute), "ip:1")
+	if !blocked || wait != 12*time.Minute {
+		t.Fatalf("after 3 failures: blocked=%v wait=%v, want true 12m (until the first failure ages out)", blocked, wait)
+	}
+	if blocked, _ := l.Blocked(t0.Add(3*time.Minute), "ip:2", "email:b"); blocked {
+		t.Fatal("unrelated keys are blocked")
+	}
+	if blocked, _ := l.Blocked(t0.Add(15*time.Minute), "ip:1"); blocked {
+		t.Fatal("still blocked once the oldest failure left the window")
+	}
+	l.Reset("email:a")
+	if blocked, _ := l.Blocked(t0.Add(3*time.Minute), "email:a"); blocked {
+		t.Fatal("reset key still blocked")
+	}
+}
+
+func TestAuditDiff(t *testing.T) {
+	cases := []struct {
+		name          string
+		before, after string
+		want          []views.DiffRow
+	}{
+		{"creation lists every field as added", ``, `{"name":"A","config":{"region":"US"}}`, []views.DiffRow{
+			{Path: "config.region", After: `"US"`, Change: "added"},
+			{Path: "name", After: `"A"`, Change: "added"},
+		}},
+		{"only changed paths appear", `{"name":"A","enabled":true,"n":1}`, `{"name":"B","enabled":true,"n":1}`, []views.DiffRow{
+			{Path: "name", Before: `"A"`, After: `"B"`, Change: "changed"},
+		}},
+		{"removed map entries and emptied maps", `{"stages":{"x":"S1"}}`, `{"stages":{}}`, []views.DiffRow{
+			{Path: "stages", After: "{}", Change: "added"},
+			{Path: "stages.x", Before: `"S1"`, Change: "removed"},
+		}},
+		{"arrays by index", `{"keys":["a"]}`, `{"keys":["a","b"]}`, []views.DiffRow{
+			{Path: "keys.1", After: `"b"`, Change: "added"},
+		}},
+		{"null values", `null`, `{"until":null}`, []views.DiffRow{
+			{Path: "until", After: "null", Change: "added"},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := auditDiff(json.RawMessage(tc.before), json.RawMessage(tc.after))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("diff\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPrettyJSON(t *testing.T) {
+	if got := prettyJSON(json.RawMessage(`{"a":[1,2]}`)); got != "{\n  \"a\": [\n    1,\n    2\n  ]\n}" {
+		t.Fatalf("pretty %q", got)
+	}
+	for _, empty := range []string{"", "null", "{}", "  "} {
+		if got := prettyJSON(json.RawMessage(empty)); got != "" {
+			t.Fatalf("prettyJSON(%q) = %q, want empty", empty, got)
+		}
+	}
+}

@@ -1,0 +1,368 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Sync queue statuses.
+const (
+	SyncPending = "pending"
+	SyncDead    = "dead" // waiting on a dead letter (a scheduler retry, a replay or a newer version revives it)
+)
+
+// Outbox statuses the CRM relay sets on crm_upsert rows.
+const (
+	OutboxPending    = "pending"
+	OutboxQueued     = "queued"     // handed to every destination's sync queue
+	OutboxSuperseded = "superseded" // a newer version of the same contact replaced it
+	OutboxSent       = "sent"
+	OutboxSkipped    = "skipped" // nothing to deliver to (no destination, no side-effect target)
+	OutboxDead       = "dead"    // dead-lettered
+)
+
+// SyncItem is one claimed unit of CRM work: a contact's newest desired version for one destination.
+type SyncItem struct {
+	DestinationID int64
+	ContactID     string
+	WorkspaceID   int64
+	Version       int64
+	OutboxID      *int64
+	Attempts      int
+	DeadLetterID  *int64
+	EnqueuedAt    time.Time
+}
+
+// SyncFanOut claims up to limit pending crm_upsert outbox rows (FOR UPDATE SKIP LOCKED, so replicas share
+// the work), coalesces them per contact (the newest version wins, older rows become superseded) and queues
+// the newest for every live destination of the workspace that has not received that version yet. It
+// returns how many outbox rows it consumed.
+func (s *Store) SyncFanOut(ctx context.Context, limit int) (int, error) {
+	n := 0
+	err := s.Tx(ctx, func(tx *Store) error {
+		var rows []struct {
+			ID          int64
+			WorkspaceID int64
+			ContactID   string
+			Version     int64
+		}
+		db := tx.db.WithContext(ctx)
+		if err := db.Raw(`SELECT id, workspace_id, contact_id, version FROM outbox
+			WHERE kind = 'crm_upsert' AND status = 'pending' AND contact_id IS NOT NULL
+			ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`, limit).Scan(&rows).Error; err != nil {
+			return fmt.Errorf("claim outbox: %w", err)
+		}
+		n = len(rows)
+		newest := map[string]int{}
+		for i, r := range rows {
+			if j, ok := newest[r.ContactID]; !ok || rows[j].Version < r.Version {
+				newest[r.ContactID] = i
+			}
+		}
+		hasDest := map[int64]bool{}
+		for _, r := range rows {
+			if _, ok := hasDest[r.WorkspaceID]; !ok {
+				var c int64
+				if err := db.Raw(`SELECT count(*) FROM destinations WHERE workspace_id = ? AND deleted_at IS NULL`, r.WorkspaceID).Scan(&c).Error; err != nil {
+					return fmt.Errorf("count destinations: %w", err)
+				}
+				hasDest[r.WorkspaceID] = c > 0
+			}
+		}
+		var superseded []int64
+		for i, r := range rows {
+			if newest[r.ContactID] != i {
+				superseded = append(superseded, r.ID)
+			}
+		}
+		if len(superseded) > 0 {
+			if err := db.Exec(`UPDATE outbox SET status = 'superseded' WHERE id IN ?`, superseded).Error; err != nil {
+				return fmt.Errorf("supersede outbox: %w", err)
+			}
+		}
+		for _, i := range newest {
+			if err := tx.queueOutboxRow(ctx, rows[i].ID, rows[i].WorkspaceID, rows[i].ContactID, rows[i].Version, hasDest[rows[i].WorkspaceID]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("models: sync fan-out: %w", err)
+	}
+	return n, nil
+}
+
+func (s *Store) queueOutboxRow(ctx context.Context, outboxID, workspaceID int64, contactID string, version int64, hasDest bool) error {
+	db := s.db.WithContext(ctx)
+	status := OutboxSkipped
+	if hasDest {
+		status = OutboxQueued
+		err := db.Exec(`INSERT INTO sync_queue (destination_id, contact_id, workspace_id, version, outbox_id)
+			SELECT d.id, ?, ?, ?, ? FROM destinations d
+			WHERE d.workspace_id = ? AND d.deleted_at IS NULL
+			  AND NOT EXISTS (SELECT 1 FROM sync_state st WHERE st.destination_id = d.id AND st.contact_id = ? AND st.last_version >= ?)
+			ON CONFLICT (destination_id, contact_id) DO UPDATE SET version = EXCLUDED.version, outbox_id = EXCLUDED.outbox_id,
+			  status = 'pending', attempts = 0, next_attempt_at = now(), last_error = ''
+			WHERE sync_queue.version < EXCLUDED.version`,
+			contactID, workspaceID, version, outboxID, workspaceID, contactID, version).Error
+		if err != nil {
+			return fmt.Errorf("queue contact %s: %w", contactID, err)
+		}
+	}
+	if err := db.Exec(`UPDATE outbox SET status = 'superseded' WHERE kind = 'crm_upsert' AND contact_id = ? AND status = 'queued' AND version < ?`,
+		contactID, version).Error; err != nil {
+		return fmt.Errorf("supersede outbox: %w", err)
+	}
+	if err := db.Exec(`UPDATE outbox SET status = ?, sent_at = CASE WHEN ? = 'skipped' THEN now() END WHERE id = ?`, status, status, outboxID).Error; err != nil {
+		return fmt.Errorf("mark outbox: %w", err)
+	}
+	return nil
+}
+
+// SyncDueDestinations lists destinations with due, unleased work and not paused.
+func (s *Store) SyncDueDestinations(ctx context.Context) ([]int64, error) {
+	var ids []int64
+	err := s.db.WithContext(ctx).Raw(`SELECT d.id FROM destinations d WHERE d.deleted_at IS NULL AND d.enabled AND NOT d.paused
+		AND EXISTS (SELECT 1 FROM sync_queue q WHERE q.destination_id = d.id AND q.status = 'pending' AND q.next_attempt_at <= now()
+		AND (q.lease_until IS NULL OR q.lease_until < now())) ORDER BY d.id`).Scan(&ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("models: due destinations: %w", err)
+	}
+	return ids, nil
+}
+
+// SyncClaim leases up to limit due items of a destination for lease. A crashed sender's lease simply
+// expires and the work is claimed again.
+func (s *Store) SyncClaim(ctx context.Context, destinationID int64, limit int, lease time.Duration) ([]SyncItem, error) {
+	var out []SyncItem
+	err := s.db.WithContext(ctx).Raw(`UPDATE sync_queue q SET lease_until = now() + make_interval(secs => ?)
+		FROM (SELECT destination_id, contact_id FROM sync_queue
+		      WHERE destination_id = ? AND status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
+		      ORDER BY next_attempt_at, enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED) c
+		WHERE q.destination_id = c.destination_id AND q.contact_id = c.contact_id
+		RETURNING q.destination_id, q.contact_id, q.workspace_id, q.version, q.outbox_id, q.attempts, q.dead_letter_id, q.enqueued_at`,
+		lease.Seconds(), destinationID, limit).Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("models: claim sync work of destination %d: %w", destinationID, err)
+	}
+	return out, nil
+}
+
+// SyncNextDue is when the destination's next pending item becomes due (zero time: none pending).
+func (s *Store) SyncNextDue(ctx context.Context, destinationID int64) (time.Time, error) {
+	var t *time.Time
+	err := s.db.WithContext(ctx).Raw(`SELECT min(greatest(next_attempt_at, coalesce(lease_until, next_attempt_at))) FROM sync_queue
+		WHERE destination_id = ? AND status = 'pending'`, destinationID).Scan(&t).Error
+	if err != nil {
+		return time.Time{}, fmt.Errorf("models: next due of destination %d: %w", destinationID, err)
+	}
+	if t == nil {
+		return time.Time{}, nil
+	}
+	return *t, nil
+}
+
+// SyncOutcome is a delivered item: what the destination now holds.
+type SyncOutcome struct {
+	ContactID string
+	Version   int64
+	RemoteID  string
+	Written   map[string]string
+	Conflicts []SyncConflict
+}
+
+// SyncDone records delivered items of one destination in one transaction: the sync state (remote id,
+// written values, version), conflicts, the queue row (removed unless a newer version arrived meanwhile,
+// in which case it becomes due again), any dead letter it was waiting on, and the outbox rows once no
+// destination still needs them.
+func (s *Store) SyncDone(ctx context.Context, destinationID int64, outs []SyncOutcome) error {
+	return s.Tx(ctx, func(tx *Store) error {
+		db := tx.db.WithContext(ctx)
+		for _, o := range outs {
+			written, err := json.Marshal(o.Written)
+			if err != nil {
+				return fmt.Errorf("models: sync done: encode written: %w", err)
+			}
+			if err := db.Exec(`INSERT INTO sync_state (destination_id, contact_id, remote_id, written, last_version, synced_at)
+				VALUES (?, ?, ?, ?, ?, now())
+				ON CONFLICT (destination_id, contact_id) DO UPDATE SET remote_id = EXCLUDED.remote_id, written = EXCLUDED.written,
+				  last_version = greatest(sync_state.last_version, EXCLUDED.last_version), synced_at = now()`,
+				destinationID, o.ContactID, o.RemoteID, written, o.Version).Error; err != nil {
+				return fmt.Errorf("models: sync done: state: %w", err)
+			}
+			for _, c := range o.Conflicts {
+				if err := db.Exec(`INSERT INTO sync_conflicts (destination_id, contact_id, field, our_last, remote, version) VALUES (?, ?, ?, ?, ?, ?)`,
+					destinationID, o.ContactID, c.Field, c.OurLast, c.Remote, o.Version).Error; err != nil {
+					return fmt.Errorf("models: sync done: conflict: %w", err)
+				}
+			}
+			var dl []*int64
+			if err := db.Raw(`DELETE FROM sync_queue WHERE destination_id = ? AND contact_id = ? AND version <= ? RETURNING dead_letter_id`,
+				destinationID, o.ContactID, o.Version).Scan(&dl).Error; err != nil {
+				return fmt.Errorf("models: sync done: dequeue: %w", err)
+			}
+			if len(dl) == 0 {
+				if err := db.Exec(`UPDATE sync_queue SET lease_until = NULL, attempts = 0, next_attempt_at = now() WHERE destination_id = ? AND contact_id = ?`,
+					destinationID, o.ContactID).Error; err != nil {
+					return fmt.Errorf("models: sync done: release: %w", err)
+				}
+			} else if dl[0] != nil {
+				if err := db.Exec(`UPDATE dead_letters SET status = 'replayed', resolved_at = now(), resolved_by = 'crm-sync', resolution = ?
+					WHERE id = ? AND status = 'open'`, fmt.Sprintf("delivered version %d", o.Version), *dl[0]).Error; err != nil {
+					return fmt.Errorf("models: sync done: resolve dead letter: %w", err)
+				}
+			}
+			if err := db.Exec(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE kind = 'crm_upsert' AND contact_id = ?
+				AND status IN ('queued', 'dead') AND version <= ? AND NOT EXISTS (SELECT 1 FROM sync_queue q WHERE q.contact_id = ?)`,
+				o.ContactID, o.Version, o.ContactID).Error; err != nil {
+				return fmt.Errorf("models: sync done: outbox: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// SyncRelease hands items back without counting an attempt (a rate limit, a pause, a shutdown), due at at.
+func (s *Store) SyncRelease(ctx context.Context, destinationID int64, contactIDs []string, at time.Time, lastError string) error {
+	if len(contactIDs) == 0 {
+		return nil
+	}
+	err := s.db.WithContext(ctx).Exec(`UPDATE sync_queue SET lease_until = NULL, next_attempt_at = ?, last_error = ?
+		WHERE destination_id = ? AND contact_id IN ?`, at, lastError, destinationID, contactIDs).Error
+	if err != nil {
+		return fmt.Errorf("models: release sync work of destination %d: %w", destinationID, err)
+	}
+	return nil
+}
+
+// SyncRetryLater counts a failed attempt of one item and makes it due again at at.
+func (s *Store) SyncRetryLater(ctx context.Context, destinationID int64, contactID string, at time.Time, lastError string) error {
+	err := s.db.WithContext(ctx).Exec(`UPDATE sync_queue SET lease_until = NULL, next_attempt_at = ?, attempts = attempts + 1, last_error = ?
+		WHERE destination_id = ? AND contact_id = ?`, at, truncateText(lastError), destinationID, contactID).Error
+	if err != nil {
+		return fmt.Errorf("models: retry sync work: %w", err)
+	}
+	return nil
+}
+
+// SyncDeadLetterPayload is the payload of a CRM dead letter: replaying it sends the contact's current
+// desired state to this destination, never this payload.
+type SyncDeadLetterPayload struct {
+	DestinationID int64  `json:"destination_id"`
+	Destination   string `json:"destination"`
+	ContactID     string `json:"contact_id"`
+	Version       int64  `json:"version"`
+	Class         string `json:"class"`
+	Status        int    `json:"status,omitempty"`
+	Error         string `json:"error"`
+}
+
+// SyncDeadLetter parks an item behind a dead letter of kind ("transient" or "invalid_mapping"). When the
+// item already waits on an open dead letter (a scheduler retry that failed again) that one is updated:
+// its attempts grow and nextRetry is set; otherwise a new one is opened. It returns the dead letter id and
+// whether it is new.
+func (s *Store) SyncDeadLetter(ctx context.Context, item SyncItem, kind, reason string, nextRetry *time.Time, p SyncDeadLetterPayload) (int64, bool, error) {
+	var id int64
+	created := false
+	err := s.Tx(ctx, func(tx *Store) error {
+		db := tx.db.WithContext(ctx)
+		payload, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		var open []int64
+		if item.DeadLetterID != nil {
+			if err := db.Raw(`UPDATE dead_letters SET attempts = attempts + 1, reason = ?, payload = ?,
+				next_retry_at = CASE WHEN ?::timestamptz IS NULL THEN NULL ELSE ?::timestamptz END
+				WHERE id = ? AND status = 'open' AND kind = ? RETURNING id`, truncateText(reason), payload, nextRetry, nextRetry, *item.DeadLetterID, kind).Scan(&open).Error; err != nil {
+				return fmt.Errorf("update dead letter: %w", err)
+			}
+		}
+		if len(open) > 0 {
+			id = open[0]
+		} else {
+			cid := item.ContactID
+			if id, err = tx.DeadLetterAdd(ctx, DeadLetter{WorkspaceID: item.WorkspaceID, Kind: kind, Reason: truncateText(reason),
+				ContactID: &cid, OutboxID: item.OutboxID, Payload: payload, NextRetryAt: nextRetry}); err != nil {
+				return err
+			}
+			created = true
+		}
+		if err := db.Exec(`UPDATE sync_queue SET status = 'dead', dead_letter_id = ?, lease_until = NULL, last_error = ?
+			WHERE destination_id = ? AND contact_id = ?`, id, truncateText(reason), item.DestinationID, item.ContactID).Error; err != nil {
+			return fmt.Errorf("park sync work: %w", err)
+		}
+		return db.Exec(`UPDATE outbox SET status = 'dead' WHERE kind = 'crm_upsert' AND contact_id = ? AND status = 'queued'`, item.ContactID).Error
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("models: sync dead letter: %w", err)
+	}
+	return id, created, nil
+}
+
+// SyncDeadLetterAttempts returns how many scheduler retries an open dead letter has had.
+func (s *Store) SyncDeadLetterAttempts(ctx context.Context, id int64) (int, error) {
+	var n int
+	err := s.db.WithContext(ctx).Raw(`SELECT attempts FROM dead_letters WHERE id = ?`, id).Scan(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("models: dead letter attempts: %w", err)
+	}
+	return n, nil
+}
+
+// SyncRetryDueDeadLetters revives the work behind open transient CRM dead letters whose retry time has
+// come (the scheduler's 20 min, 40, 80 … retries). It returns how many items became due.
+func (s *Store) SyncRetryDueDeadLetters(ctx context.Context) (int64, error) {
+	res := s.db.WithContext(ctx).Exec(`UPDATE sync_queue q SET status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL
+		FROM dead_letters d WHERE d.id = q.dead_letter_id AND q.status = 'dead' AND d.status = 'open' AND d.kind = 'transient'
+		AND d.next_retry_at IS NOT NULL AND d.next_retry_at <= now()`)
+	if res.Error != nil {
+		return 0, fmt.Errorf("models: retry due CRM dead letters: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
+// SyncRequeue queues a contact's current desired state for a destination (a resync or a replay). The
+// relay reads the contact when it sends, so what goes out is always the current state.
+func (s *Store) SyncRequeue(ctx context.Context, destinationID int64, contactID string) error {
+	err := s.db.WithContext(ctx).Exec(`INSERT INTO sync_queue (destination_id, contact_id, workspace_id, version)
+		SELECT d.id, c.id, c.workspace_id, c.version FROM destinations d JOIN contacts c ON c.workspace_id = d.workspace_id
+		WHERE d.id = ? AND c.id = ? AND c.merged_into IS NULL
+		ON CONFLICT (destination_id, contact_id) DO UPDATE SET version = greatest(sync_queue.version, EXCLUDED.version),
+		  status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL`, destinationID, contactID).Error
+	if err != nil {
+		return fmt.Errorf("models: requeue contact %s: %w", contactID, err)
+	}
+	return nil
+}
+
+// SyncRequeueAll queues every live contact of the destination's workspace; it returns how many.
+func (s *Store) SyncRequeueAll(ctx context.Context, destinationID int64) (int64, error) {
+	res := s.db.WithContext(ctx).Exec(`INSERT INTO sync_queue (destination_id, contact_id, workspace_id, version)
+		SELECT d.id, c.id, c.workspace_id, c.version FROM destinations d JOIN contacts c ON c.workspace_id = d.workspace_id
+		WHERE d.id = ? AND c.merged_into IS NULL
+		ON CONFLICT (destination_id, contact_id) DO UPDATE SET version = greatest(sync_queue.version, EXCLUDED.version),
+		  status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL`, destinationID)
+	if res.Error != nil {
+		return 0, fmt.Errorf("models: requeue destination %d: %w", destinationID, res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
+// SyncDrop removes an item that has nothing to send (its contact was merged away or deleted).
+func (s *Store) SyncDrop(ctx context.Context, destinationID int64, contactID string) error {
+	if err := s.db.WithContext(ctx).Exec(`DELETE FROM sync_queue WHERE destination_id = ? AND contact_id = ?`, destinationID, contactID).Error; err != nil {
+		return fmt.Errorf("models: drop sync work: %w", err)
+	}
+	return nil
+}
+
+func truncateText(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "…"
+	}
+	return s
+}
