@@ -20,6 +20,7 @@ usage:
   leadgate token list | token revoke ID
   leadgate user add --email EMAIL --role ROLE --password-stdin
   leadgate loadgen [flags]                           drive signed webhook traffic and report latency
+  leadgate secrets rotate                           re-encrypt stored secrets (LEADGATE_OLD_SECRET_KEY -> LEADGATE_SECRET_KEY)
   leadgate version
 
 configuration comes from the environment: LEADGATE_DATABASE_URL, LEADGATE_REDIS_URL,
@@ -56,6 +57,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdUser(ctx, rest, stdin, stdout, stderr, getenv)
 	case "loadgen":
 		return cmdLoadgen(ctx, rest, stdout, stderr, getenv)
+	case "secrets":
+		return cmdSecrets(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "leadgate", version)
 		return nil

@@ -1,0 +1,60 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaultsFollowTheContract(t *testing.T) {
+	c, err := FromEnv(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{DatabaseURL: "postgres://localhost:5432/leadgate?sslmode=disable", RedisURL: "redis://127.0.0.1:6379/0", Addr: ":8080",
+		PublicURL: "http://localhost:8080", SpoolDir: "data/spool", MaxBodyBytes: 1 << 20, IdempotencyWindow: time.Hour, WorkerConcurrency: 10}
+	if c.DatabaseURL != want.DatabaseURL || c.RedisURL != want.RedisURL || c.Addr != want.Addr || c.PublicURL != want.PublicURL ||
+		c.SpoolDir != want.SpoolDir || c.MaxBodyBytes != want.MaxBodyBytes || c.IdempotencyWindow != want.IdempotencyWindow ||
+		c.WorkerConcurrency != want.WorkerConcurrency {
+		t.Fatalf("defaults = %+v", c)
+	}
+	if !c.DevSecret || c.SecretKey != DevSecretKey {
+		t.Fatal("without LEADGATE_SECRET_KEY the dev key must be used and flagged")
+	}
+}
+
+func TestEveryProblemIsReportedAtOnce(t *testing.T) {
+	_, err := FromEnv(env(map[string]string{
+		"LEADGATE_DATABASE_URL":          "mysql://x",
+		"LEADGATE_REDIS_URL":             "::",
+		"LEADGATE_PUBLIC_URL":            "ftp://x",
+		"LEADGATE_SECRET_KEY":            "short",
+		"LEADGATE_MAX_BODY_BYTES":        "lots",
+		"LEADGATE_WORKER_CONCURRENCY":    "0",
+		"LEADGATE_IDEMPOTENCY_WINDOW":    "-1h",
+		"LEADGATE_RETENTION_IDEMPOTENCY": "1h",
+		"LEADGATE_LOG_LEVEL":             "loud",
+	}))
+	if err == nil {
+		t.Fatal("bad configuration accepted")
+	}
+	for _, name := range []string{"LEADGATE_DATABASE_URL", "LEADGATE_REDIS_URL", "LEADGATE_PUBLIC_URL", "LEADGATE_SECRET_KEY",
+		"LEADGATE_MAX_BODY_BYTES", "LEADGATE_WORKER_CONCURRENCY", "LEADGATE_IDEMPOTENCY_WINDOW", "LEADGATE_RETENTION_IDEMPOTENCY", "LEADGATE_LOG_LEVEL"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s:\n%v", name, err)
+		}
+	}
+}
+
+func TestSpoolCanBeTurnedOffAndHTTPSMakesCookiesSecure(t *testing.T) {
+	c, err := FromEnv(env(map[string]string{"LEADGATE_SPOOL_DIR": "off", "LEADGATE_PUBLIC_URL": "https://leads.example.com/",
+		"LEADGATE_SECRET_KEY": "0123456789abcdef0123"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SpoolDir != "" || !c.SecureCookies || c.PublicURL != "https://leads.example.com" || c.DevSecret {
+		t.Fatalf("got %+v", c)
+	}
+}
