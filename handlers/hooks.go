@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -34,11 +35,15 @@ func (h *Hooks) ReceiveWebhook(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var query url.Values
+	if r.Method == http.MethodGet {
+		query = r.URL.Query() // only the hub.challenge handshake reads it
+	}
 	ans := h.Ingest.Receive(r.Context(), ingest.Delivery{
 		Token:       chi.URLParam(r, "token"),
 		Method:      r.Method,
 		URL:         h.PublicURL + r.URL.RequestURI(),
-		Query:       r.URL.Query(),
+		Query:       query,
 		Header:      r.Header,
 		ContentType: r.Header.Get("Content-Type"),
 		Body:        body,

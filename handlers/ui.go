@@ -12,10 +12,12 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/gorilla/csrf"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/internal/principal"
 	"github.com/leadgate/leadgate/internal/secretbox"
+	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/views"
 )
@@ -50,6 +52,17 @@ type UI struct {
 	PublicURL string
 	Log       *slog.Logger
 	Now       func() time.Time
+	// Applier carries out the operator actions (replay, corrections, stage
+	// changes, merges) exactly as the API does, auditing inside its transactions.
+	Applier *apply.Applier
+	// Redis is the asynq queues' Redis, read and repaired by the queues page
+	// (nil: the page says the inspector is unavailable).
+	Redis redis.UniversalClient
+	// Guards serves the guard settings; the guard pages reuse its validation
+	// and side effects (nil: the guard pages are not offered).
+	Guards *GuardsAPI
+	// EraseHooks erase a contact from tables owned by other packages, as the API's do.
+	EraseHooks []func(ctx context.Context, st *models.Store, c models.Contact) error
 }
 
 func (u *UI) now() time.Time {

@@ -15,17 +15,17 @@ import (
 	"github.com/leadgate/leadgate/models"
 )
 
-// mutation is one state-changing request of the web app and the least role it needs.
-type mutation struct {
+// uiMutation is one state-changing request of the web app and the least role it needs.
+type uiMutation struct {
 	method, path string
 	form         url.Values
 	need         string
 }
 
-// mutations lists every UI action; {src}, {tok} and {user} are filled in.
-func mutations(src, tok, user int64) []mutation {
+// uiMutations lists every UI action; {src}, {tok} and {user} are filled in.
+func uiMutations(src, tok, user int64) []uiMutation {
 	s := "/w/default/sources/" + strconv.FormatInt(src, 10)
-	return []mutation{
+	return []uiMutation{
 		{"POST", "/w/default/sources", url.Values{"name": {"X"}, "kind": {"standard-webhooks"}}, models.RoleEditor},
 		{"GET", "/w/default/sources/new", nil, models.RoleEditor},
 		{"GET", "/w/default/sources/stage-row", nil, models.RoleEditor},
@@ -48,7 +48,7 @@ func mutations(src, tok, user int64) []mutation {
 func TestUIRolesAreEnforcedOnEveryAction(t *testing.T) {
 	e := newUIEnv(t)
 	ctx := context.Background()
-	src := models.Source{WorkspaceID: e.ws.ID, Name: "Seed", Kind: "standard-webhooks", SecretEnc: mustSeal(t, e, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")}
+	src := models.Source{WorkspaceID: e.ws.ID, Name: "Seed", Kind: "standard-webhooks", SecretEnc: uiSeal(t, e, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")}
 	if err := e.store.SourceCreate(ctx, &src); err != nil {
 		t.Fatal(err)
 	}
@@ -62,18 +62,18 @@ func TestUIRolesAreEnforcedOnEveryAction(t *testing.T) {
 	for _, role := range []string{models.RoleViewer, models.RoleEditor} {
 		c := e.signedIn(role)
 		c.get("/w/default/")
-		for _, m := range mutations(src.ID, tok.ID, victim.ID) {
+		for _, m := range uiMutations(src.ID, tok.ID, victim.ID) {
 			if models.RoleAtLeast(role, m.need) {
 				continue
 			}
-			var res response
+			var res uiResponse
 			if m.method == "GET" {
 				res = c.get(m.path)
 			} else {
 				res = c.post(m.path, m.form)
 			}
-			wantStatus(t, role+" "+m.method+" "+m.path, res, http.StatusForbidden)
-			wantBody(t, role+" "+m.method+" "+m.path, res, "Your role does not allow this action")
+			expectStatus(t, role+" "+m.method+" "+m.path, res, http.StatusForbidden)
+			expectBody(t, role+" "+m.method+" "+m.path, res, "Your role does not allow this action")
 		}
 	}
 	if after := len(e.auditActions()); after != before {
@@ -95,8 +95,8 @@ func TestUIEveryActionIsAudited(t *testing.T) {
 	// Sources.
 	res := c.post("/w/default/sources", url.Values{"name": {"Web form"}, "kind": {"standard-webhooks"}, "channel": {"web_form"},
 		"default_region": {"us"}, "stage_event": {"form_submitted", ""}, "stage_name": {"Discovered", ""}})
-	wantStatus(t, "create source", res, http.StatusCreated)
-	wantBody(t, "create source", res, "http://localhost:8080/hooks/src_", "whsec_")
+	expectStatus(t, "create source", res, http.StatusCreated)
+	expectBody(t, "create source", res, "http://localhost:8080/hooks/src_", "whsec_")
 	secret := regexp.MustCompile(`data-testid="secret">(whsec_[^<]+)<`).FindStringSubmatch(res.body)
 	if secret == nil {
 		t.Fatalf("secret not shown after creation: %.500s", res.body)
@@ -109,54 +109,54 @@ func TestUIEveryActionIsAudited(t *testing.T) {
 	sp := "/w/default/sources/" + strconv.FormatInt(src.ID, 10)
 	for _, page := range []string{"/w/default/sources", sp} {
 		res := c.get(page)
-		wantBody(t, page, res, "/hooks/"+src.Token)
+		expectBody(t, page, res, "/hooks/"+src.Token)
 		if strings.Contains(res.body, secret[1]) {
 			t.Fatalf("%s shows the secret again", page)
 		}
 	}
 	steps := []struct {
 		action string
-		res    func() response
+		res    func() uiResponse
 		status int
 	}{
-		{"source.update", func() response {
+		{"source.update", func() uiResponse {
 			return c.post(sp, url.Values{"name": {"Website form"}, "channel": {"web"}, "default_region": {"DE"},
 				"stage_event": {"form_submitted", "call_booked"}, "stage_name": {"Engaged", "SQL"}})
 		}, http.StatusSeeOther},
-		{"source.disable", func() response { return c.post(sp+"/enabled", url.Values{"enabled": {"false"}}) }, http.StatusSeeOther},
-		{"source.enable", func() response { return c.post(sp+"/enabled", url.Values{"enabled": {"true"}}) }, http.StatusSeeOther},
-		{"source.rotate_secret", func() response { return c.post(sp+"/rotate", nil) }, http.StatusOK},
-		{"workspace.create", func() response {
+		{"source.disable", func() uiResponse { return c.post(sp+"/enabled", url.Values{"enabled": {"false"}}) }, http.StatusSeeOther},
+		{"source.enable", func() uiResponse { return c.post(sp+"/enabled", url.Values{"enabled": {"true"}}) }, http.StatusSeeOther},
+		{"source.rotate_secret", func() uiResponse { return c.post(sp+"/rotate", nil) }, http.StatusOK},
+		{"workspace.create", func() uiResponse {
 			return c.post("/workspaces", url.Values{"slug": {"acme"}, "name": {"Acme"}})
 		}, http.StatusSeeOther},
-		{"workspace.rename", func() response {
+		{"workspace.rename", func() uiResponse {
 			return c.post("/workspaces/acme/rename", url.Values{"name": {"Acme Corp"}})
 		}, http.StatusSeeOther},
-		{"workspace.archive", func() response {
+		{"workspace.archive", func() uiResponse {
 			return c.post("/workspaces/acme/archive", url.Values{"archived": {"true"}})
 		}, http.StatusSeeOther},
-		{"workspace.restore", func() response {
+		{"workspace.restore", func() uiResponse {
 			return c.post("/workspaces/acme/archive", url.Values{"archived": {"false"}})
 		}, http.StatusSeeOther},
-		{"token.create", func() response { return c.post("/tokens", url.Values{"name": {"ci"}, "role": {"editor"}}) }, http.StatusCreated},
-		{"token.revoke", func() response {
+		{"token.create", func() uiResponse { return c.post("/tokens", url.Values{"name": {"ci"}, "role": {"editor"}}) }, http.StatusCreated},
+		{"token.revoke", func() uiResponse {
 			toks, _ := e.store.TokenList(ctx)
 			return c.post("/tokens/"+strconv.FormatInt(toks[0].ID, 10)+"/revoke", nil)
 		}, http.StatusSeeOther},
-		{"user.create", func() response {
+		{"user.create", func() uiResponse {
 			return c.post("/users", url.Values{"email": {"newbie@example.com"}, "role": {"editor"}})
 		}, http.StatusCreated},
-		{"user.disable", func() response {
-			return c.post("/users/"+userID(t, e, "newbie@example.com")+"/disabled", url.Values{"disabled": {"true"}})
+		{"user.disable", func() uiResponse {
+			return c.post("/users/"+uiUserID(t, e, "newbie@example.com")+"/disabled", url.Values{"disabled": {"true"}})
 		}, http.StatusSeeOther},
-		{"user.enable", func() response {
-			return c.post("/users/"+userID(t, e, "newbie@example.com")+"/disabled", url.Values{"disabled": {"false"}})
+		{"user.enable", func() uiResponse {
+			return c.post("/users/"+uiUserID(t, e, "newbie@example.com")+"/disabled", url.Values{"disabled": {"false"}})
 		}, http.StatusSeeOther},
-		{"source.delete", func() response { return c.post(sp+"/delete", nil) }, http.StatusSeeOther},
+		{"source.delete", func() uiResponse { return c.post(sp+"/delete", nil) }, http.StatusSeeOther},
 	}
 	for _, s := range steps {
 		res := s.res()
-		wantStatus(t, s.action, res, s.status)
+		expectStatus(t, s.action, res, s.status)
 		if got := e.auditActions(); len(got) == 0 || got[0] != s.action {
 			t.Fatalf("%s: newest audit entry is %v", s.action, got[:min(len(got), 1)])
 		}
@@ -168,16 +168,16 @@ func TestUIEveryActionIsAudited(t *testing.T) {
 	}
 
 	page := c.get("/w/default/audit")
-	wantStatus(t, "audit page", page, http.StatusOK)
+	expectStatus(t, "audit page", page, http.StatusOK)
 	for _, a := range []string{"source.create", "source.update", "source.disable", "source.enable", "source.rotate_secret", "source.delete",
 		"token.create", "token.revoke", "user.create", "user.disable", "user.enable"} {
-		wantBody(t, "audit page", page, `data-action="`+a+`"`)
+		expectBody(t, "audit page", page, `data-action="`+a+`"`)
 	}
 	// The update's diff names the changed mapping and the old and new values.
-	wantBody(t, "audit diff", page, "config.event_stages.call_booked", "config.event_stages.form_submitted", "&#34;Discovered&#34;", "&#34;Engaged&#34;")
+	expectBody(t, "audit diff", page, "config.event_stages.call_booked", "config.event_stages.form_submitted", "&#34;Discovered&#34;", "&#34;Engaged&#34;")
 	acme := c.get("/w/acme/audit")
 	for _, a := range []string{"workspace.create", "workspace.rename", "workspace.archive", "workspace.restore"} {
-		wantBody(t, "acme audit page", acme, `data-action="`+a+`"`)
+		expectBody(t, "acme audit page", acme, `data-action="`+a+`"`)
 	}
 	// Actors are the signed-in user.
 	entries, _ := e.store.AuditList(ctx, 0, models.Page{Limit: 1})
@@ -186,7 +186,7 @@ func TestUIEveryActionIsAudited(t *testing.T) {
 	}
 }
 
-func userID(t *testing.T, e *uiEnv, email string) string {
+func uiUserID(t *testing.T, e *uiEnv, email string) string {
 	t.Helper()
 	users, err := e.store.UserList(context.Background())
 	if err != nil {
@@ -201,7 +201,7 @@ func userID(t *testing.T, e *uiEnv, email string) string {
 	return ""
 }
 
-func mustSeal(t *testing.T, e *uiEnv, secret string) []byte {
+func uiSeal(t *testing.T, e *uiEnv, secret string) []byte {
 	t.Helper()
 	b, err := e.app.Box.Seal(secret)
 	if err != nil {
@@ -232,8 +232,8 @@ func TestUIFormsShowErrorsInline(t *testing.T) {
 	}
 	for _, tc := range cases {
 		res := c.post(tc.path, tc.form)
-		wantStatus(t, tc.name, res, http.StatusUnprocessableEntity)
-		wantBody(t, tc.name, res, `id="err-`+tc.field+`"`, `role="alert"`)
+		expectStatus(t, tc.name, res, http.StatusUnprocessableEntity)
+		expectBody(t, tc.name, res, `id="err-`+tc.field+`"`, `role="alert"`)
 	}
 	if list, _ := e.store.SourceList(context.Background(), e.ws.ID); len(list) != 0 {
 		t.Fatalf("invalid forms created %d sources", len(list))
@@ -248,11 +248,11 @@ func TestUIPipelinePages(t *testing.T) {
 	c := e.signedIn(models.RoleEditor)
 
 	empty := c.get("/w/default/")
-	wantBody(t, "empty dashboard", empty, `data-testid="empty-state"`, "Create your first source")
-	wantBody(t, "empty events", c.get("/w/default/events"), `data-testid="empty-state"`, "Create a source first")
+	expectBody(t, "empty dashboard", empty, `data-testid="empty-state"`, "Create your first source")
+	expectBody(t, "empty events", c.get("/w/default/events"), `data-testid="empty-state"`, "Create a source first")
 
 	res := c.post("/w/default/sources", url.Values{"name": {"Landing page"}, "kind": {"standard-webhooks"}})
-	wantStatus(t, "create source", res, http.StatusCreated)
+	expectStatus(t, "create source", res, http.StatusCreated)
 	secret := regexp.MustCompile(`data-testid="secret">(whsec_[^<]+)<`).FindStringSubmatch(res.body)[1]
 	list, _ := e.store.SourceList(ctx, e.ws.ID)
 	src := list[0]
@@ -274,16 +274,16 @@ func TestUIPipelinePages(t *testing.T) {
 	}
 
 	dash := c.get("/w/default/")
-	wantStatus(t, "dashboard", dash, http.StatusOK)
-	wantBody(t, "dashboard", dash, `<html`, `data-testid="kpi-received">2<`, `data-testid="kpi-duplicate-rate">50.0%<`,
+	expectStatus(t, "dashboard", dash, http.StatusOK)
+	expectBody(t, "dashboard", dash, `<html`, `data-testid="kpi-received">2<`, `data-testid="kpi-duplicate-rate">50.0%<`,
 		`data-testid="rate-chart"`, "<polyline", "Landing page", `hx-get="/w/default/health"`, `hx-trigger="every 10s"`)
 
 	frag := c.get("/w/default/health", "HX-Request", "true")
-	wantStatus(t, "health fragment", frag, http.StatusOK)
+	expectStatus(t, "health fragment", frag, http.StatusOK)
 	if strings.Contains(frag.body, "<html") || !strings.HasPrefix(strings.TrimSpace(frag.body), `<section id="health"`) {
 		t.Fatalf("health fragment is not a fragment: %.200s", frag.body)
 	}
-	wantBody(t, "health fragment", frag, `data-testid="counter-accepted"`, `hx-trigger="every 10s"`)
+	expectBody(t, "health fragment", frag, `data-testid="counter-accepted"`, `hx-trigger="every 10s"`)
 
 	// Events explorer: filters, keyset pages, payload view.
 	events, _ := e.store.EventList(ctx, models.EventFilter{WorkspaceID: e.ws.ID}, models.Page{Limit: 10})
@@ -295,13 +295,13 @@ func TestUIPipelinePages(t *testing.T) {
 		e.event(src, "call_booked", models.EventApplied, `{"n":1}`)
 	}
 	page1 := c.get("/w/default/events")
-	wantBody(t, "events page 1", page1, `data-testid="next-page"`, "call_booked")
+	expectBody(t, "events page 1", page1, `data-testid="next-page"`, "call_booked")
 	next := regexp.MustCompile(`href="(/w/default/events\?cursor=[^"]+)" data-testid="next-page"`).FindStringSubmatch(page1.body)
 	if next == nil {
 		t.Fatalf("no next-page link: %.300s", page1.body)
 	}
 	page2 := c.get(strings.ReplaceAll(next[1], "&amp;", "&"))
-	wantBody(t, "events page 2", page2, first, "← Newest")
+	expectBody(t, "events page 2", page2, first, "← Newest")
 	if strings.Contains(page2.body, `data-testid="next-page"`) {
 		t.Fatal("page 2 of 53 events offers a third page")
 	}
@@ -310,18 +310,18 @@ func TestUIPipelinePages(t *testing.T) {
 		t.Fatal("status=applied shows the pending event")
 	}
 	detail := c.get("/w/default/events/"+first, "HX-Request", "true")
-	wantStatus(t, "event fragment", detail, http.StatusOK)
+	expectStatus(t, "event fragment", detail, http.StatusOK)
 	if strings.Contains(detail.body, "<html") {
 		t.Fatal("event fragment rendered the whole page")
 	}
-	wantBody(t, "event fragment", detail, `data-testid="payload"`, "&#34;event_type&#34;: &#34;form_submitted&#34;", "jane.doe@example.com")
-	wantBody(t, "event page", c.get("/w/default/events/"+first), "<html", `data-testid="event-detail"`)
-	wantStatus(t, "unknown event", c.get("/w/default/events/not-a-uuid"), http.StatusNotFound)
+	expectBody(t, "event fragment", detail, `data-testid="payload"`, "&#34;event_type&#34;: &#34;form_submitted&#34;", "jane.doe@example.com")
+	expectBody(t, "event page", c.get("/w/default/events/"+first), "<html", `data-testid="event-detail"`)
+	expectStatus(t, "unknown event", c.get("/w/default/events/not-a-uuid"), http.StatusNotFound)
 
 	frag = c.get("/w/default/stage-row-does-not-exist")
-	wantStatus(t, "unknown page", frag, http.StatusNotFound)
+	expectStatus(t, "unknown page", frag, http.StatusNotFound)
 	row := c.get("/w/default/sources/stage-row", "HX-Request", "true")
-	wantBody(t, "stage row fragment", row, `name="stage_event"`)
+	expectBody(t, "stage row fragment", row, `name="stage_event"`)
 	if strings.Contains(row.body, "<html") {
 		t.Fatal("stage row is not a fragment")
 	}
@@ -331,21 +331,21 @@ func TestUIWorkspaces(t *testing.T) {
 	e := newUIEnv(t)
 	admin := e.signedIn(models.RoleAdmin)
 	admin.get("/workspaces")
-	wantRedirect(t, "create", admin.post("/workspaces", url.Values{"slug": {"client-a"}, "name": {"Client A"}}), "/w/client-a/")
+	expectRedirect(t, "create", admin.post("/workspaces", url.Values{"slug": {"client-a"}, "name": {"Client A"}}), "/w/client-a/")
 	res := admin.get("/w/client-a/")
-	wantBody(t, "new workspace dashboard", res, "Client A", `href="/w/default/"`, "Workspace Client A created")
+	expectBody(t, "new workspace dashboard", res, "Client A", `href="/w/default/"`, "Workspace Client A created")
 
 	viewer := e.signedIn(models.RoleViewer)
 	list := viewer.get("/workspaces")
-	wantBody(t, "viewer list", list, "Client A")
+	expectBody(t, "viewer list", list, "Client A")
 	if strings.Contains(list.body, `data-testid="workspace-form"`) {
 		t.Fatal("viewer sees the create form")
 	}
-	wantStatus(t, "default cannot be archived", admin.post("/workspaces/default/archive", url.Values{"archived": {"true"}}), http.StatusSeeOther)
+	expectStatus(t, "default cannot be archived", admin.post("/workspaces/default/archive", url.Values{"archived": {"true"}}), http.StatusSeeOther)
 	if ws, _ := e.store.WorkspaceBySlug(context.Background(), "default"); ws.ArchivedAt != nil {
 		t.Fatal("default workspace was archived")
 	}
 	admin.post("/workspaces/client-a/archive", url.Values{"archived": {"true"}})
-	wantStatus(t, "archived workspace pages", admin.get("/w/client-a/"), http.StatusNotFound)
-	wantRedirect(t, "home after archive", admin.get("/"), "/w/default/")
+	expectStatus(t, "archived workspace pages", admin.get("/w/client-a/"), http.StatusNotFound)
+	expectRedirect(t, "home after archive", admin.get("/"), "/w/default/")
 }

@@ -25,7 +25,7 @@ func TestUIAccessControl(t *testing.T) {
 	t.Run("anonymous visitors are sent to /login", func(t *testing.T) {
 		c := e.client()
 		for _, p := range anonymousPages {
-			wantRedirect(t, "GET "+p, c.get(p), "/login")
+			expectRedirect(t, "GET "+p, c.get(p), "/login")
 		}
 	})
 
@@ -38,19 +38,19 @@ func TestUIAccessControl(t *testing.T) {
 
 	t.Run("anonymous posts with a valid CSRF token are still sent to /login", func(t *testing.T) {
 		c := e.client()
-		wantRedirect(t, "POST /workspaces", c.post("/workspaces", url.Values{"slug": {"anon"}, "name": {"Anon"}}), "/login")
+		expectRedirect(t, "POST /workspaces", c.post("/workspaces", url.Values{"slug": {"anon"}, "name": {"Anon"}}), "/login")
 	})
 
 	t.Run("a POST without the CSRF token is rejected and changes nothing", func(t *testing.T) {
 		c := e.signedIn(models.RoleAdmin)
 		res := c.postRaw("/workspaces", url.Values{"slug": {"nocsrf"}, "name": {"No CSRF"}})
-		wantStatus(t, "POST without token", res, http.StatusForbidden)
-		wantBody(t, "POST without token", res, "This form has expired")
+		expectStatus(t, "POST without token", res, http.StatusForbidden)
+		expectBody(t, "POST without token", res, "This form has expired")
 		if _, err := e.store.WorkspaceBySlug(context.Background(), "nocsrf"); err != models.ErrNotFound {
 			t.Fatalf("workspace was created despite the missing token: %v", err)
 		}
 		bad := url.Values{"slug": {"nocsrf"}, "name": {"No CSRF"}, "gorilla.csrf.Token": {"forged"}}
-		wantStatus(t, "POST with a forged token", c.postRaw("/workspaces", bad), http.StatusForbidden)
+		expectStatus(t, "POST with a forged token", c.postRaw("/workspaces", bad), http.StatusForbidden)
 	})
 
 	t.Run("a cross-origin POST is rejected even with a token", func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestUIAccessControl(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, c.base+"/workspaces", bytes.NewBufferString(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", "https://evil.example")
-		wantStatus(t, "cross-origin POST", c.do(req), http.StatusForbidden)
+		expectStatus(t, "cross-origin POST", c.do(req), http.StatusForbidden)
 	})
 
 	t.Run("UI pages carry a strict Content-Security-Policy", func(t *testing.T) {
@@ -88,20 +88,20 @@ func TestUIAccessControl(t *testing.T) {
 			t.Fatalf("login page does not link hashed assets: %.500s", page.body)
 		}
 		css := c.get(m[1])
-		wantStatus(t, "GET css", css, http.StatusOK)
+		expectStatus(t, "GET css", css, http.StatusOK)
 		if cc := css.header.Get("Cache-Control"); !strings.Contains(cc, "immutable") || !strings.Contains(cc, "max-age=31536000") {
 			t.Fatalf("css Cache-Control %q", cc)
 		}
 		if ct := css.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/css") {
 			t.Fatalf("css Content-Type %q", ct)
 		}
-		wantBody(t, "htmx", c.get(js[1]), "htmx")
-		wantStatus(t, "stale hash", c.get("/static/css/app.000000000000.css"), http.StatusNotFound)
+		expectBody(t, "htmx", c.get(js[1]), "htmx")
+		expectStatus(t, "stale hash", c.get("/static/css/app.000000000000.css"), http.StatusNotFound)
 	})
 
 	t.Run("the htmx config keeps htmx inside the CSP", func(t *testing.T) {
 		res := e.client().get("/login")
-		wantBody(t, "login", res, `name="htmx-config"`, `&#34;includeIndicatorStyles&#34;:false`)
+		expectBody(t, "login", res, `name="htmx-config"`, `&#34;includeIndicatorStyles&#34;:false`)
 	})
 }
 
@@ -111,50 +111,50 @@ func TestUILoginLogoutAndSessions(t *testing.T) {
 	t.Run("wrong password is refused without saying which part was wrong", func(t *testing.T) {
 		e.user("sam@example.com", models.RoleEditor)
 		res := e.client().login("sam@example.com", "not the password")
-		wantStatus(t, "bad login", res, http.StatusUnauthorized)
-		wantBody(t, "bad login", res, "do not match an active account")
+		expectStatus(t, "bad login", res, http.StatusUnauthorized)
+		expectBody(t, "bad login", res, "do not match an active account")
 	})
 
 	t.Run("sign in, see the dashboard, sign out", func(t *testing.T) {
 		e.user("kim@example.com", models.RoleViewer)
 		c := e.client()
-		wantRedirect(t, "login", c.login("KIM@example.com ", testPassword), "/")
-		wantRedirect(t, "home", c.get("/"), "/w/default/")
+		expectRedirect(t, "login", c.login("KIM@example.com ", uiPassword), "/")
+		expectRedirect(t, "home", c.get("/"), "/w/default/")
 		res := c.get("/w/default/")
-		wantStatus(t, "dashboard", res, http.StatusOK)
-		wantBody(t, "dashboard", res, "kim@example.com", "Pipeline health")
-		wantRedirect(t, "logout", c.post("/logout", nil), "/login?signed_out=1")
-		wantRedirect(t, "after logout", c.get("/w/default/"), "/login")
+		expectStatus(t, "dashboard", res, http.StatusOK)
+		expectBody(t, "dashboard", res, "kim@example.com", "Pipeline health")
+		expectRedirect(t, "logout", c.post("/logout", nil), "/login?signed_out=1")
+		expectRedirect(t, "after logout", c.get("/w/default/"), "/login")
 	})
 
 	t.Run("a disabled user's session ends at the next request", func(t *testing.T) {
 		u := e.user("gone@example.com", models.RoleEditor)
 		c := e.client()
-		wantRedirect(t, "login", c.login("gone@example.com", testPassword), "/")
+		expectRedirect(t, "login", c.login("gone@example.com", uiPassword), "/")
 		if err := e.store.UserSetDisabled(context.Background(), u.ID, true); err != nil {
 			t.Fatal(err)
 		}
-		wantRedirect(t, "after disable", c.get("/w/default/"), "/login")
+		expectRedirect(t, "after disable", c.get("/w/default/"), "/login")
 	})
 
 	t.Run("changing the password ends the account's other sessions", func(t *testing.T) {
 		e.user("two@example.com", models.RoleEditor)
 		a, b := e.client(), e.client()
-		a.login("two@example.com", testPassword)
-		b.login("two@example.com", testPassword)
+		a.login("two@example.com", uiPassword)
+		b.login("two@example.com", uiPassword)
 		a.get("/account/password")
-		res := a.post("/account/password", url.Values{"current": {testPassword}, "new": {"a brand new secret"}, "confirm": {"a brand new secret"}})
-		wantRedirect(t, "change password", res, "/")
-		wantStatus(t, "same session still works", a.get("/w/default/"), http.StatusOK)
-		wantRedirect(t, "other session", b.get("/w/default/"), "/login")
+		res := a.post("/account/password", url.Values{"current": {uiPassword}, "new": {"a brand new secret"}, "confirm": {"a brand new secret"}})
+		expectRedirect(t, "change password", res, "/")
+		expectStatus(t, "same session still works", a.get("/w/default/"), http.StatusOK)
+		expectRedirect(t, "other session", b.get("/w/default/"), "/login")
 	})
 
 	t.Run("password form errors are shown inline", func(t *testing.T) {
 		c := e.signedIn(models.RoleViewer)
 		c.get("/account/password")
-		res := c.post("/account/password", url.Values{"current": {testPassword}, "new": {"short"}, "confirm": {"short"}})
-		wantStatus(t, "short password", res, http.StatusUnprocessableEntity)
-		wantBody(t, "short password", res, `id="err-new"`, "at least 10 characters")
+		res := c.post("/account/password", url.Values{"current": {uiPassword}, "new": {"short"}, "confirm": {"short"}})
+		expectStatus(t, "short password", res, http.StatusUnprocessableEntity)
+		expectBody(t, "short password", res, `id="err-new"`, "at least 10 characters")
 	})
 }
 
@@ -169,13 +169,13 @@ func TestUIFirstStartForcesPasswordChange(t *testing.T) {
 		t.Fatalf("first start printed no password: %q", out.String())
 	}
 	c := e.client()
-	wantRedirect(t, "login with one-time password", c.login("admin@localhost", m[1]), "/account/password")
-	wantRedirect(t, "any page before changing it", c.get("/w/default/sources"), "/account/password")
+	expectRedirect(t, "login with one-time password", c.login("admin@localhost", m[1]), "/account/password")
+	expectRedirect(t, "any page before changing it", c.get("/w/default/sources"), "/account/password")
 	res := c.get("/account/password")
-	wantBody(t, "forced change", res, `data-testid="forced-change"`)
+	expectBody(t, "forced change", res, `data-testid="forced-change"`)
 	res = c.post("/account/password", url.Values{"current": {m[1]}, "new": {"my own long password"}, "confirm": {"my own long password"}})
-	wantRedirect(t, "change", res, "/")
-	wantStatus(t, "dashboard afterwards", c.get("/w/default/"), http.StatusOK)
+	expectRedirect(t, "change", res, "/")
+	expectStatus(t, "dashboard afterwards", c.get("/w/default/"), http.StatusOK)
 
 	// A second start finds the user and prints no new password.
 	out.Reset()
@@ -185,7 +185,7 @@ func TestUIFirstStartForcesPasswordChange(t *testing.T) {
 	if strings.Contains(out.String(), "admin@localhost") {
 		t.Fatalf("second start created another admin: %q", out.String())
 	}
-	if got := e.auditActions(); !contains(got, "user.change_password") || !contains(got, "user.create") {
+	if got := e.auditActions(); !uiHas(got, "user.change_password") || !uiHas(got, "user.create") {
 		t.Fatalf("audit %v lacks user.create / user.change_password", got)
 	}
 }
@@ -196,19 +196,19 @@ func TestUILoginThrottle(t *testing.T) {
 	e.user("other@example.com", models.RoleAdmin)
 	c := e.client()
 	for i := range 5 {
-		wantStatus(t, "failed attempt", c.login("target@example.com", "guess-"+string(rune('a'+i))), http.StatusUnauthorized)
+		expectStatus(t, "failed attempt", c.login("target@example.com", "guess-"+string(rune('a'+i))), http.StatusUnauthorized)
 	}
-	res := c.login("target@example.com", testPassword)
-	wantStatus(t, "right password after 5 failures", res, http.StatusTooManyRequests)
-	wantBody(t, "throttled", res, "Too many failed sign-ins")
+	res := c.login("target@example.com", uiPassword)
+	expectStatus(t, "right password after 5 failures", res, http.StatusTooManyRequests)
+	expectBody(t, "throttled", res, "Too many failed sign-ins")
 	if res.header.Get("Retry-After") == "" {
 		t.Fatal("throttled answer has no Retry-After")
 	}
 	// The same client IP is throttled for every account.
-	wantStatus(t, "other account from the same IP", c.login("other@example.com", testPassword), http.StatusTooManyRequests)
+	expectStatus(t, "other account from the same IP", c.login("other@example.com", uiPassword), http.StatusTooManyRequests)
 }
 
-func contains(list []string, s string) bool {
+func uiHas(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sort"
 	"time"
 
 	"github.com/a-h/templ"
 
 	"github.com/leadgate/leadgate/internal/principal"
+	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/views"
 )
@@ -55,6 +57,14 @@ func (u *UI) dashboard(ctx context.Context, r *http.Request) (views.DashboardVie
 		v.DuplicateRate = fmt.Sprintf("%.1f%%", 100*float64(e.Duplicates)/float64(e.Received))
 	}
 	v.Counters = eventCounters(e)
+	depth, err := u.Store.DeadLetterDepthGet(ctx, ws.ID)
+	if err != nil {
+		return v, err
+	}
+	v.OldestDead = depth.Oldest
+	if v.Funnel, err = u.funnel(ctx, ws.ID); err != nil {
+		return v, err
+	}
 
 	sources, err := u.Store.SourceList(ctx, ws.ID)
 	if err != nil {
@@ -113,4 +123,39 @@ func (u *UI) rateChart(ctx context.Context, wsID int64, sources []models.Source,
 		series[i].Total += rt.N
 	}
 	return views.NewRateChart(start, chartBucket, series), nil
+}
+
+// funnel counts live contacts per stage in the order of the rules in force;
+// stages the rules no longer know come last, as they were found.
+func (u *UI) funnel(ctx context.Context, wsID int64) (views.Funnel, error) {
+	rules, err := apply.LoadRules(ctx, u.Store, wsID)
+	if err != nil {
+		return views.Funnel{}, err
+	}
+	counts, err := u.Store.ContactStageCounts(ctx, wsID)
+	if err != nil {
+		return views.Funnel{}, err
+	}
+	var stages []views.FunnelStage
+	for _, s := range rules.Stages {
+		stages = append(stages, views.FunnelStage{Name: s, Count: counts[s]})
+		delete(counts, s)
+	}
+	for _, s := range rules.Terminal {
+		stages = append(stages, views.FunnelStage{Name: s, Count: counts[s], Terminal: true})
+		delete(counts, s)
+	}
+	rest := make([]string, 0, len(counts))
+	for s := range counts {
+		rest = append(rest, s)
+	}
+	sort.Strings(rest)
+	for _, s := range rest {
+		name := s
+		if name == "" {
+			name = "(no stage)"
+		}
+		stages = append(stages, views.FunnelStage{Name: name, Count: counts[s], Terminal: true})
+	}
+	return views.NewFunnel(stages), nil
 }

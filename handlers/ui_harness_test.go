@@ -34,7 +34,7 @@ type uiEnv struct {
 	ws    models.Workspace // the default workspace
 }
 
-const testPassword = "correct horse battery"
+const uiPassword = "correct horse battery"
 
 func newUIEnv(t *testing.T) *uiEnv {
 	t.Helper()
@@ -73,10 +73,10 @@ func newUIEnv(t *testing.T) *uiEnv {
 	return &uiEnv{t: t, app: a, srv: srv, store: store, ws: ws}
 }
 
-// user creates an active account with testPassword.
+// user creates an active account with uiPassword.
 func (e *uiEnv) user(email, role string) models.User {
 	e.t.Helper()
-	u, err := e.store.UserCreate(context.Background(), email, testPassword, role, false)
+	u, err := e.store.UserCreate(context.Background(), email, uiPassword, role, false)
 	if err != nil {
 		e.t.Fatalf("create user %s: %v", email, err)
 	}
@@ -84,12 +84,12 @@ func (e *uiEnv) user(email, role string) models.User {
 }
 
 // signedIn returns a client signed in as a new user with role.
-func (e *uiEnv) signedIn(role string) *client {
+func (e *uiEnv) signedIn(role string) *uiClient {
 	e.t.Helper()
 	email := role + "-" + uuid.NewString()[:8] + "@example.com"
 	e.user(email, role)
 	c := e.client()
-	if res := c.login(email, testPassword); res.status != http.StatusSeeOther {
+	if res := c.login(email, uiPassword); res.status != http.StatusSeeOther {
 		e.t.Fatalf("login as %s: status %d", role, res.status)
 	}
 	return c
@@ -122,25 +122,25 @@ func (e *uiEnv) event(src models.Source, typ, status string, payload string) str
 	return id
 }
 
-// response is a fully read HTTP answer.
-type response struct {
+// uiResponse is a fully read HTTP answer.
+type uiResponse struct {
 	status int
 	header http.Header
 	body   string
 }
 
-// client is a browser stand-in: a cookie jar, no redirect following, and
+// uiClient is a browser stand-in: a cookie jar, no redirect following, and
 // the CSRF token of the last page it saw.
-type client struct {
+type uiClient struct {
 	t    *testing.T
 	base string
 	hc   *http.Client
 	csrf string
 }
 
-func (e *uiEnv) client() *client {
+func (e *uiEnv) client() *uiClient {
 	jar, _ := cookiejar.New(nil)
-	return &client{t: e.t, base: e.srv.URL, hc: &http.Client{
+	return &uiClient{t: e.t, base: e.srv.URL, hc: &http.Client{
 		Jar:           jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -148,7 +148,7 @@ func (e *uiEnv) client() *client {
 
 var csrfInput = regexp.MustCompile(`name="gorilla.csrf.Token" value="([^"]+)"`)
 
-func (c *client) do(req *http.Request) response {
+func (c *uiClient) do(req *http.Request) uiResponse {
 	c.t.Helper()
 	res, err := c.hc.Do(req)
 	if err != nil {
@@ -159,10 +159,10 @@ func (c *client) do(req *http.Request) response {
 	if m := csrfInput.FindStringSubmatch(string(b)); m != nil {
 		c.csrf = m[1]
 	}
-	return response{status: res.StatusCode, header: res.Header, body: string(b)}
+	return uiResponse{status: res.StatusCode, header: res.Header, body: string(b)}
 }
 
-func (c *client) get(path string, header ...string) response {
+func (c *uiClient) get(path string, header ...string) uiResponse {
 	c.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, c.base+path, nil)
 	for i := 0; i+1 < len(header); i += 2 {
@@ -172,7 +172,7 @@ func (c *client) get(path string, header ...string) response {
 }
 
 // post submits a form with the CSRF token (fetched from /login if none yet).
-func (c *client) post(path string, form url.Values) response {
+func (c *uiClient) post(path string, form url.Values) uiResponse {
 	c.t.Helper()
 	if c.csrf == "" {
 		c.get("/login")
@@ -186,36 +186,36 @@ func (c *client) post(path string, form url.Values) response {
 }
 
 // postRaw submits a form exactly as given (no CSRF token added).
-func (c *client) postRaw(path string, form url.Values) response {
+func (c *uiClient) postRaw(path string, form url.Values) uiResponse {
 	c.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, c.base+path, bytes.NewBufferString(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	return c.do(req)
 }
 
-func (c *client) login(email, password string) response {
+func (c *uiClient) login(email, password string) uiResponse {
 	c.t.Helper()
 	return c.post("/login", url.Values{"email": {email}, "password": {password}})
 }
 
-// wantStatus fails unless res has the status.
-func wantStatus(t *testing.T, what string, res response, status int) {
+// expectStatus fails unless res has the status.
+func expectStatus(t *testing.T, what string, res uiResponse, status int) {
 	t.Helper()
 	if res.status != status {
 		t.Fatalf("%s: status %d, want %d; body: %.400s", what, res.status, status, res.body)
 	}
 }
 
-// wantRedirect fails unless res redirects to location.
-func wantRedirect(t *testing.T, what string, res response, location string) {
+// expectRedirect fails unless res redirects to location.
+func expectRedirect(t *testing.T, what string, res uiResponse, location string) {
 	t.Helper()
 	if res.status != http.StatusSeeOther || res.header.Get("Location") != location {
 		t.Fatalf("%s: status %d to %q, want 303 to %q", what, res.status, res.header.Get("Location"), location)
 	}
 }
 
-// wantBody fails unless the body contains every fragment.
-func wantBody(t *testing.T, what string, res response, fragments ...string) {
+// expectBody fails unless the body contains every fragment.
+func expectBody(t *testing.T, what string, res uiResponse, fragments ...string) {
 	t.Helper()
 	for _, f := range fragments {
 		if !strings.Contains(res.body, f) {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/leadgate/leadgate/guards/alarm"
+	"github.com/leadgate/leadgate/guards/alert"
 	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
 )
@@ -19,6 +21,12 @@ type Deps struct {
 	Applier *apply.Applier
 	// Retention periods (see jobs.Retention).
 	RetentionIdempotency, RetentionPayloads time.Duration
+	// Guards (nil: not registered).
+	Alarms     *alarm.Monitor
+	Deadman    *alarm.Deadman
+	AlertRelay *alert.Relay
+	// Sync is the CRM sync (outbox relay, side effects, imports, drift); nil: not registered.
+	Sync *SyncTasks
 }
 
 // NewMux registers every task handler.
@@ -26,7 +34,13 @@ func NewMux(d Deps) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
 	mux.Handle(TypeSweepStranded, &SweepStranded{Store: d.Store, Queue: d.Queue, Log: d.Log, Grace: 30 * time.Second})
 	mux.Handle(TypeRetention, &Retention{Store: d.Store, Log: d.Log, Idempotency: d.RetentionIdempotency, Payloads: d.RetentionPayloads})
-	mux.Handle(TypeApplyEvent, &ApplyEvent{Applier: d.Applier})
+	var applyEvent asynq.Handler = &ApplyEvent{Applier: d.Applier}
+	if d.Sync != nil {
+		applyEvent = KickAfter(applyEvent, d.Sync.Queue, d.Log) // sync right after apply commits
+		d.Sync.Register(mux)
+	}
+	mux.Handle(TypeApplyEvent, applyEvent)
+	registerGuards(mux, d)
 	return mux
 }
 
@@ -35,6 +49,12 @@ func DefaultPeriodic() []Periodic {
 	return []Periodic{
 		{Spec: "@every 30s", Task: NewSweepStrandedTask},
 		{Spec: "@every 15m", Task: NewRetentionTask},
+		{Spec: "@every 1m", Task: NewGuardCheckAlarmsTask},
+		{Spec: "@every 1m", Task: NewGuardHeartbeatTask},
+		{Spec: "@every 10s", Task: NewAlertDeliverTask},
+		{Spec: "@every 2s", Task: NewSyncTickTask},
+		{Spec: "@every 1m", Task: NewSyncRetryDeadLettersTask},
+		{Spec: "@every 1h", Task: NewSyncDriftTask},
 	}
 }
 

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -29,8 +30,8 @@ type SweepStranded struct {
 	Grace time.Duration
 }
 
-// ProcessTask enqueues apply tasks for stranded events; asynq's task ids make
-// this a no-op for events whose task still exists.
+// ProcessTask enqueues apply tasks for stranded events (at most one sweep
+// task per event at a time).
 func (h *SweepStranded) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 	n, err := h.Sweep(ctx)
 	if n > 0 {
@@ -48,8 +49,13 @@ func (h *SweepStranded) Sweep(ctx context.Context) (int, error) {
 			return total, fmt.Errorf("jobs: sweep stranded: %w", err)
 		}
 		for _, id := range ids {
-			if err := h.Queue.EnqueueApply(ctx, id); err != nil {
-				return total, err
+			// The event's own task may still exist, orphaned "active" by a
+			// killed worker (asynq recovers it only a minute or more after its
+			// lease expires): a sweep task id of its own gets the event applied
+			// now. Apply is idempotent, so the orphan running later is harmless.
+			_, err := h.Queue.Client.EnqueueContext(ctx, NewApplyEventTask(id), asynq.TaskID("apply:"+id+":sweep"))
+			if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
+				return total, fmt.Errorf("jobs: sweep enqueue %s: %w", id, err)
 			}
 		}
 		total += len(ids)

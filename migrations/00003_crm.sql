@@ -112,7 +112,8 @@ CREATE TABLE sync_imports (
 
 -- Where side effects go when no CRM-native action handles them: a generic webhook per workspace.
 CREATE TABLE side_effect_webhooks (
-    workspace_id bigint PRIMARY KEY REFERENCES workspaces (id),
+    id           bigserial PRIMARY KEY,
+    workspace_id bigint NOT NULL UNIQUE REFERENCES workspaces (id),
     url          text NOT NULL,
     secret_enc   bytea,
     enabled      boolean NOT NULL DEFAULT true,
@@ -120,14 +121,15 @@ CREATE TABLE side_effect_webhooks (
 );
 
 -- Provider credentials for hydration (Meta page token, HubSpot token), sealed like destination tokens.
-CREATE TABLE provider_credentials (
+CREATE TABLE hydration_providers (
+    id             bigserial PRIMARY KEY,
     workspace_id   bigint NOT NULL REFERENCES workspaces (id),
     provider       text NOT NULL CHECK (provider IN ('meta', 'hubspot')),
     token_enc      bytea NOT NULL,
     base_url       text NOT NULL DEFAULT '',
     rate_limit_rps integer NOT NULL DEFAULT 0,
     updated_at     timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (workspace_id, provider)
+    UNIQUE (workspace_id, provider)
 );
 
 -- The built-in sandbox CRM: contacts, its own field values and stages, and the native actions it ran.
@@ -166,7 +168,7 @@ CREATE INDEX outbox_pending_kind ON outbox (kind, id) WHERE status = 'pending';
 DROP INDEX outbox_pending_kind;
 DROP TABLE sandbox_actions;
 DROP TABLE sandbox_contacts;
-DROP TABLE provider_credentials;
+DROP TABLE hydration_providers;
 DROP TABLE side_effect_webhooks;
 DROP TABLE sync_imports;
 DROP TABLE sync_drift;

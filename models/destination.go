@@ -28,29 +28,29 @@ type DestinationConfig struct {
 
 // Destination is one CRM account a workspace writes to.
 type Destination struct {
-	ID           int64
-	WorkspaceID  int64
-	Name         string
-	Kind         string
-	BaseURL      string
-	APITokenEnc  []byte
-	Config       DestinationConfig `gorm:"serializer:json;type:jsonb"`
-	RateLimitRPS int               `gorm:"column:rate_limit_rps"`
-	BatchSize    int
-	Enabled      bool
-	Paused       bool
-	PausedReason string
-	PausedAt     *time.Time
-	PauseEpisode int
-	CallsTotal   int64
-	RateLimited  int64
+	ID            int64
+	WorkspaceID   int64
+	Name          string
+	Kind          string
+	BaseURL       string
+	APITokenEnc   []byte
+	Config        DestinationConfig `gorm:"serializer:json;type:jsonb"`
+	RateLimitRPS  int               `gorm:"column:rate_limit_rps"`
+	BatchSize     int
+	Enabled       bool
+	Paused        bool
+	PausedReason  string
+	PausedAt      *time.Time
+	PauseEpisode  int
+	CallsTotal    int64
+	RateLimited   int64
 	FailuresTotal int64
-	SyncedTotal  int64
-	LastSyncAt   *time.Time
-	LastError    string
-	DeletedAt    *time.Time
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	SyncedTotal   int64
+	LastSyncAt    *time.Time
+	LastError     string
+	DeletedAt     *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Active reports whether the relay may send to the destination now.

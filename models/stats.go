@@ -67,6 +67,12 @@ func (s *Store) StatsGet(ctx context.Context, workspaceID int64) (Stats, error) 
 	if err := s.countIfTable(ctx, &st.OutboxPending, "outbox", "workspace_id = ? AND status IN ('pending','retrying','held')", workspaceID); err != nil {
 		return st, err
 	}
+	// crm_upsert rows handed to the CRM relay wait in sync_queue, one row per destination and contact.
+	var queued int64
+	if err := s.countIfTable(ctx, &queued, "sync_queue", "workspace_id = ? AND status = 'pending'", workspaceID); err != nil {
+		return st, err
+	}
+	st.OutboxPending += queued
 	return st, nil
 }
 

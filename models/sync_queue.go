@@ -199,7 +199,7 @@ func (s *Store) SyncDone(ctx context.Context, destinationID int64, outs []SyncOu
 					return fmt.Errorf("models: sync done: conflict: %w", err)
 				}
 			}
-			var dl []*int64
+			var dl []struct{ DeadLetterID *int64 }
 			if err := db.Raw(`DELETE FROM sync_queue WHERE destination_id = ? AND contact_id = ? AND version <= ? RETURNING dead_letter_id`,
 				destinationID, o.ContactID, o.Version).Scan(&dl).Error; err != nil {
 				return fmt.Errorf("models: sync done: dequeue: %w", err)
@@ -209,9 +209,9 @@ func (s *Store) SyncDone(ctx context.Context, destinationID int64, outs []SyncOu
 					destinationID, o.ContactID).Error; err != nil {
 					return fmt.Errorf("models: sync done: release: %w", err)
 				}
-			} else if dl[0] != nil {
+			} else if dl[0].DeadLetterID != nil {
 				if err := db.Exec(`UPDATE dead_letters SET status = 'replayed', resolved_at = now(), resolved_by = 'crm-sync', resolution = ?
-					WHERE id = ? AND status = 'open'`, fmt.Sprintf("delivered version %d", o.Version), *dl[0]).Error; err != nil {
+					WHERE id = ? AND status = 'open'`, fmt.Sprintf("delivered version %d", o.Version), *dl[0].DeadLetterID).Error; err != nil {
 					return fmt.Errorf("models: sync done: resolve dead letter: %w", err)
 				}
 			}
@@ -241,7 +241,7 @@ func (s *Store) SyncRelease(ctx context.Context, destinationID int64, contactIDs
 // SyncRetryLater counts a failed attempt of one item and makes it due again at at.
 func (s *Store) SyncRetryLater(ctx context.Context, destinationID int64, contactID string, at time.Time, lastError string) error {
 	err := s.db.WithContext(ctx).Exec(`UPDATE sync_queue SET lease_until = NULL, next_attempt_at = ?, attempts = attempts + 1, last_error = ?
-		WHERE destination_id = ? AND contact_id = ?`, at, truncateText(lastError), destinationID, contactID).Error
+		WHERE destination_id = ? AND contact_id = ?`, at, syncTruncate(lastError), destinationID, contactID).Error
 	if err != nil {
 		return fmt.Errorf("models: retry sync work: %w", err)
 	}
@@ -276,8 +276,8 @@ func (s *Store) SyncDeadLetter(ctx context.Context, item SyncItem, kind, reason 
 		var open []int64
 		if item.DeadLetterID != nil {
 			if err := db.Raw(`UPDATE dead_letters SET attempts = attempts + 1, reason = ?, payload = ?,
-				next_retry_at = CASE WHEN ?::timestamptz IS NULL THEN NULL ELSE ?::timestamptz END
-				WHERE id = ? AND status = 'open' AND kind = ? RETURNING id`, truncateText(reason), payload, nextRetry, nextRetry, *item.DeadLetterID, kind).Scan(&open).Error; err != nil {
+				next_retry_at = ?
+				WHERE id = ? AND status = 'open' AND kind = ? RETURNING id`, syncTruncate(reason), payload, nextRetry, *item.DeadLetterID, kind).Scan(&open).Error; err != nil {
 				return fmt.Errorf("update dead letter: %w", err)
 			}
 		}
@@ -285,14 +285,14 @@ func (s *Store) SyncDeadLetter(ctx context.Context, item SyncItem, kind, reason 
 			id = open[0]
 		} else {
 			cid := item.ContactID
-			if id, err = tx.DeadLetterAdd(ctx, DeadLetter{WorkspaceID: item.WorkspaceID, Kind: kind, Reason: truncateText(reason),
+			if id, err = tx.DeadLetterAdd(ctx, DeadLetter{WorkspaceID: item.WorkspaceID, Kind: kind, Reason: syncTruncate(reason),
 				ContactID: &cid, OutboxID: item.OutboxID, Payload: payload, NextRetryAt: nextRetry}); err != nil {
 				return err
 			}
 			created = true
 		}
 		if err := db.Exec(`UPDATE sync_queue SET status = 'dead', dead_letter_id = ?, lease_until = NULL, last_error = ?
-			WHERE destination_id = ? AND contact_id = ?`, id, truncateText(reason), item.DestinationID, item.ContactID).Error; err != nil {
+			WHERE destination_id = ? AND contact_id = ?`, id, syncTruncate(reason), item.DestinationID, item.ContactID).Error; err != nil {
 			return fmt.Errorf("park sync work: %w", err)
 		}
 		return db.Exec(`UPDATE outbox SET status = 'dead' WHERE kind = 'crm_upsert' AND contact_id = ? AND status = 'queued'`, item.ContactID).Error
@@ -360,7 +360,7 @@ func (s *Store) SyncDrop(ctx context.Context, destinationID int64, contactID str
 	return nil
 }
 
-func truncateText(s string) string {
+func syncTruncate(s string) string {
 	if len(s) > 2000 {
 		return s[:2000] + "…"
 	}

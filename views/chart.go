@@ -115,3 +115,71 @@ func trimFloat(v float64) string {
 
 // f1 formats a coordinate for an SVG attribute.
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// FunnelStage is one stage's contact count, in pipeline order.
+type FunnelStage struct {
+	Name     string
+	Count    int64
+	Terminal bool
+}
+
+// Funnel is a horizontal bar chart of contacts per stage, laid out for SVG.
+type Funnel struct {
+	Width, Height int
+	Bars          []FunnelBar
+	Total         int64
+}
+
+// FunnelBar is one stage's bar.
+type FunnelBar struct {
+	Name     string
+	Count    int64
+	Share    string // of all contacts, e.g. "42%"
+	Y        float64
+	BarW     float64
+	LabelY   float64
+	Class    string
+	Terminal bool
+}
+
+// Funnel geometry, in viewBox units.
+const (
+	funnelLeft   = 150.0
+	funnelRight  = 640.0
+	funnelBar    = 26.0
+	funnelGap    = 10.0
+	funnelMinBar = 3.0
+)
+
+// NewFunnel lays out stages (ordered first, then terminal ones).
+func NewFunnel(stages []FunnelStage) Funnel {
+	f := Funnel{Width: 720}
+	var top int64
+	for _, s := range stages {
+		f.Total += s.Count
+		top = max(top, s.Count)
+	}
+	for i, s := range stages {
+		y := float64(i) * (funnelBar + funnelGap)
+		b := FunnelBar{Name: s.Name, Count: s.Count, Y: y, LabelY: y + funnelBar/2 + 4, Terminal: s.Terminal, Class: "funnel-bar"}
+		if s.Terminal {
+			b.Class += " funnel-terminal"
+		}
+		if top > 0 {
+			b.BarW = math.Max(funnelMinBar, (funnelRight-funnelLeft)*float64(s.Count)/float64(top))
+		} else {
+			b.BarW = funnelMinBar
+		}
+		if f.Total > 0 {
+			b.Share = strconv.Itoa(int(math.Round(100*float64(s.Count)/float64(f.Total)))) + "%"
+		} else {
+			b.Share = "0%"
+		}
+		f.Bars = append(f.Bars, b)
+	}
+	f.Height = int(float64(len(stages))*(funnelBar+funnelGap) - funnelGap)
+	if f.Height < 1 {
+		f.Height = 1
+	}
+	return f
+}

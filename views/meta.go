@@ -23,6 +23,13 @@ const (
 	NavTokens     = "tokens"
 	NavUsers      = "users"
 	NavAccount    = "account"
+	NavContacts   = "contacts"
+	NavDeadLetter = "dead-letters"
+	NavStages     = "stages"
+	NavSales      = "sales"
+	NavQueues     = "queues"
+	NavDest       = "destinations"
+	NavGuards     = "guards"
 )
 
 // Assets are the content-hashed URLs of the embedded static files.

@@ -30,14 +30,21 @@ func navGroups(m PageMeta) []navGroup {
 		p := m.Workspace.Path()
 		groups = append(groups, navGroup{Items: []navItem{
 			{NavDashboard, "Pipeline health", p + "/"},
+			{NavSales, "Sales", p + "/sales"},
+			{NavContacts, "Contacts", p + "/contacts"},
 			{NavEvents, "Events", p + "/events"},
+			{NavDeadLetter, "Dead letters", p + "/dead-letters"},
+		}}, navGroup{Label: "Configuration", Items: []navItem{
 			{NavSources, "Sources", p + "/sources"},
+			{NavStages, "Stage rules", p + "/stages"},
+			{NavDest, "Destinations", p + "/destinations"},
+			{NavGuards, "Guards & alerts", p + "/guards"},
 			{NavAudit, "Audit history", p + "/audit"},
 		}})
 	}
 	admin := []navItem{{NavWorkspaces, "Workspaces", "/workspaces"}}
 	if m.IsAdmin() {
-		admin = append(admin, navItem{NavUsers, "Users", "/users"}, navItem{NavTokens, "API tokens", "/tokens"})
+		admin = append(admin, navItem{NavUsers, "Users", "/users"}, navItem{NavTokens, "API tokens", "/tokens"}, navItem{NavQueues, "Queues", "/queues"})
 	}
 	return append(groups, navGroup{Label: "Settings", Items: admin})
 }

@@ -16,12 +16,15 @@ import (
 
 // Deps are the handlers and services the router needs.
 type Deps struct {
-	Store   *models.Store
-	Log     *slog.Logger
-	Hooks   *handlers.Hooks
-	API     *handlers.API
-	Health  *handlers.Health
-	Metrics http.Handler
+	Store  *models.Store
+	Log    *slog.Logger
+	Hooks  *handlers.Hooks
+	API    *handlers.API
+	Guards *handlers.GuardsAPI // nil: guard routes are not mounted
+	// Destinations serves the CRM sync's API (nil: not mounted).
+	Destinations *handlers.Destinations
+	Health       *handlers.Health
+	Metrics      http.Handler
 	// UI mounts the admin web app at / (nil: API only).
 	UI func(r chi.Router)
 }
@@ -73,6 +76,35 @@ func Routes(d Deps) http.Handler {
 			r.With(editor).Post("/dead-letters/{id}/replay", d.API.ReplayDeadLetter)
 			r.With(editor).Post("/dead-letters/{id}/discard", d.API.DiscardDeadLetter)
 			r.Get("/audit", d.API.ListAudit)
+			if d.Destinations != nil {
+				d.Destinations.RegisterRoutes(r, editor)
+			}
+			if g := d.Guards; g != nil {
+				admin := RequireRole(models.RoleAdmin)
+				r.Get("/guards/loop", g.GetLoopSettings)
+				r.With(editor).Put("/guards/loop", g.PutLoopSettings)
+				r.Get("/guards/alerting", g.GetAlertingSettings)
+				r.With(admin).Put("/guards/alerting", g.PutAlertingSettings)
+				r.Get("/guards/breakers", g.ListBreakers)
+				r.With(editor).Post("/guards/breakers/{contact}/reset", g.ResetBreaker)
+				r.Get("/sources/{id}/filters", g.GetSourceFilters)
+				r.With(editor).Put("/sources/{id}/filters", g.PutSourceFilters)
+				r.With(editor).Delete("/sources/{id}/filters", g.DeleteSourceFilters)
+				r.With(editor).Post("/sources/{id}/filters/test", g.TestSourceFilters)
+				r.Get("/alarms/silence", g.ListSilenceAlarms)
+				r.With(editor).Post("/alarms/silence", g.CreateSilenceAlarm)
+				r.With(editor).Put("/alarms/silence/{id}", g.UpdateSilenceAlarm)
+				r.With(editor).Delete("/alarms/silence/{id}", g.DeleteSilenceAlarm)
+				r.Get("/alarms/health", g.ListHealthAlarms)
+				r.With(editor).Put("/alarms/health/{metric}", g.PutHealthAlarm)
+				r.Get("/alerts", g.ListAlerts)
+				r.Get("/alerts/channels", g.ListAlertChannels)
+				r.With(editor).Post("/alerts/channels", g.CreateAlertChannel)
+				r.Get("/alerts/channels/{id}", g.GetAlertChannel)
+				r.With(editor).Put("/alerts/channels/{id}", g.UpdateAlertChannel)
+				r.With(editor).Delete("/alerts/channels/{id}", g.DeleteAlertChannel)
+				r.With(editor).Post("/alerts/channels/{id}/test", g.TestAlertChannel)
+			}
 		})
 	})
 	if d.UI != nil {

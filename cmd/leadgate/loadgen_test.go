@@ -203,3 +203,21 @@ func TestPercentile(t *testing.T) {
 		t.Error("percentile of nothing must be 0")
 	}
 }
+
+// TestLoadgenLeadsAreDistinct: every unique lead has its own email and
+// phone, or the apply step would see identity conflicts instead of load.
+func TestLoadgenLeadsAreDistinct(t *testing.T) {
+	tr, err := newTraffic(loadgenConfig{URL: "http://127.0.0.1:1/hooks/x", Kind: signature.KindToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emails, phones := map[string]bool{}, map[string]bool{}
+	for range 30000 {
+		d := tr.next()
+		email, phone := gjson.GetBytes(d.body, "email").String(), gjson.GetBytes(d.body, "phone").String()
+		if emails[email] || phones[phone] {
+			t.Fatalf("lead %s / %s repeats an earlier one", email, phone)
+		}
+		emails[email], phones[phone] = true, true
+	}
+}

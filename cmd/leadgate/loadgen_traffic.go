@@ -34,9 +34,10 @@ const recentLeads = 1024
 // repeat of a recent one (same delivery id and body, signed afresh like a
 // sender's retry).
 type traffic struct {
-	cfg loadgenConfig
-	run string // distinguishes runs, so a second run's leads are new too
-	seq atomic.Int64
+	cfg       loadgenConfig
+	run       string // distinguishes runs, so a second run's leads are new too
+	phoneBase int64  // offsets a run's phone numbers
+	seq       atomic.Int64
 
 	mu     sync.Mutex
 	recent []lead
@@ -47,7 +48,7 @@ func newTraffic(cfg loadgenConfig) (*traffic, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("loadgen: run id: %w", err)
 	}
-	t := &traffic{cfg: cfg, run: hex.EncodeToString(b[:]), recent: make([]lead, 0, recentLeads)}
+	t := &traffic{cfg: cfg, run: hex.EncodeToString(b[:]), phoneBase: int64(b[0])<<8 | int64(b[1]), recent: make([]lead, 0, recentLeads)}
 	if _, err := t.sign(lead{id: "probe", body: t.body(0)}, false); err != nil {
 		return nil, fmt.Errorf("loadgen: --secret cannot sign %s deliveries: %w", cfg.Kind, err)
 	}
@@ -99,9 +100,17 @@ func (t *traffic) body(n int64) []byte {
 		id = fmt.Sprintf(`"event_id":"lg_%s_%d",`, t.run, n)
 	}
 	return fmt.Appendf(nil, `{%s"event_type":"form_submitted","occurred_at":%q,"email":"lead-%s-%d@loadgen.example",`+
-		`"phone":"(415) 555-%04d","first_name":"load","last_name":"generator","company":"Loadgen Inc",`+
+		`"phone":%q,"first_name":"load","last_name":"generator","company":"Loadgen Inc",`+
 		`"fields":{"seq":%d},"attribution":{"utm_source":"loadgen"}}`,
-		id, time.Now().UTC().Format(time.RFC3339), t.run, n, n%10000, n)
+		id, time.Now().UTC().Format(time.RFC3339), t.run, n, t.phone(n), n)
+}
+
+// phone is lead n's own number: two leads with different emails sharing a
+// phone would be an identity conflict downstream, not the load being measured.
+// Numbers are unique within a run (up to 7.2M leads) and offset per run.
+func (t *traffic) phone(n int64) string {
+	exchange := 200 + (t.phoneBase+n/10000)%720 // 200-919
+	return fmt.Sprintf("(415) %03d-%04d", exchange, n%10000)
 }
 
 // sign makes l an authentic delivery for the configured kind.

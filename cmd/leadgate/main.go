@@ -20,6 +20,7 @@ usage:
   leadgate token list | token revoke ID
   leadgate user add --email EMAIL --role ROLE --password-stdin
   leadgate loadgen [flags]                           drive signed webhook traffic and report latency
+  leadgate chaos [flags] | chaos fakecrm [flags]     fault-injected replay vs a direct-to-CRM baseline | the fake CRM alone
   leadgate secrets rotate                           re-encrypt stored secrets (LEADGATE_OLD_SECRET_KEY -> LEADGATE_SECRET_KEY)
   leadgate version
 
@@ -57,6 +58,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdUser(ctx, rest, stdin, stdout, stderr, getenv)
 	case "loadgen":
 		return cmdLoadgen(ctx, rest, stdout, stderr, getenv)
+	case "chaos":
+		return cmdChaos(ctx, rest, stdout, stderr, getenv)
+	case "resync":
+		return cmdResync(ctx, rest, stdout, stderr, getenv)
 	case "secrets":
 		return cmdSecrets(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version":

@@ -16,20 +16,20 @@ import (
 //	fields.consent != true
 //	lower(first_name) in ["test", "asdf"] || payload?.test == true
 type Env struct {
-	Source      string         `expr:"source"`       // the source's name
-	SourceKind  string         `expr:"source_kind"`  // the source's kind ("standard-webhooks", "hubspot", …)
-	Channel     string         `expr:"channel"`      // the source's channel ("web_form", …)
-	EventType   string         `expr:"event_type"`   // "form_submitted", …
-	Email       string         `expr:"email"`        // normalized, or raw when invalid
-	EmailDomain string         `expr:"email_domain"` // the part after @, lower-case
-	Phone       string         `expr:"phone"`        // E.164, or raw when invalid
-	FirstName   string         `expr:"first_name"`
-	LastName    string         `expr:"last_name"`
-	Company     string         `expr:"company"`
-	TargetStage string         `expr:"target_stage"`
-	Fields      map[string]any `expr:"fields"`
-	Attribution map[string]any `expr:"attribution"`
-	Payload     any            `expr:"payload"` // the event's raw payload as JSON
+	Source      string         `expr:"source" json:"source,omitempty"`             // the source's name
+	SourceKind  string         `expr:"source_kind" json:"source_kind,omitempty"`   // the source's kind ("standard-webhooks", "hubspot", …)
+	Channel     string         `expr:"channel" json:"channel,omitempty"`           // the source's channel ("web_form", …)
+	EventType   string         `expr:"event_type" json:"event_type,omitempty"`     // "form_submitted", …
+	Email       string         `expr:"email" json:"email,omitempty"`               // normalized, or raw when invalid
+	EmailDomain string         `expr:"email_domain" json:"email_domain,omitempty"` // the part after @, lower-case
+	Phone       string         `expr:"phone" json:"phone,omitempty"`               // E.164, or raw when invalid
+	FirstName   string         `expr:"first_name" json:"first_name,omitempty"`
+	LastName    string         `expr:"last_name" json:"last_name,omitempty"`
+	Company     string         `expr:"company" json:"company,omitempty"`
+	TargetStage string         `expr:"target_stage" json:"target_stage,omitempty"`
+	Fields      map[string]any `expr:"fields" json:"fields,omitempty"`
+	Attribution map[string]any `expr:"attribution" json:"attribution,omitempty"`
+	Payload     any            `expr:"payload" json:"payload,omitempty"` // the event's raw payload as JSON
 }
 
 // EnvFromEvent builds the environment of an inbox event (before or after it

@@ -20,6 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/leadgate/leadgate/crm/hydrate"
+	"github.com/leadgate/leadgate/guards"
 	"github.com/leadgate/leadgate/handlers"
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/spool"
@@ -47,6 +49,9 @@ type App struct {
 	Registry *prometheus.Registry
 	Ingest   *ingest.Service
 	Applier  *apply.Applier
+	Guards   *guards.Set
+	Sync     *jobs.SyncTasks  // CRM sync: outbox relay, side effects, imports, drift
+	Hydrator *hydrate.Service // provider clients for id-only events
 }
 
 func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger) (*App, error) {
@@ -84,6 +89,9 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 		Now:     time.Now,
 	}
 	a.Applier = &apply.Applier{Store: store, Queue: a.Queue, Log: log}
+	a.Guards = guards.New(store, a.Redis, a.Box, log)
+	a.Sync = jobs.NewSyncTasks(store, a.Box, a.Redis, a.Asynq, a.Registry, log)
+	a.Hydrator = hydrate.New(store, a.Box, a.Redis)
 	return a, nil
 }
 
@@ -148,17 +156,19 @@ func (a *App) firstAdminUser(ctx context.Context, stdout io.Writer) error {
 func (a *App) Deps() web.Deps {
 	ui, err := a.UIRoutes()
 	if err != nil {
-		// The embedded assets are part of the binary: failing here is a build defect.
-		panic(err)
+		// Only a build defect (a missing embedded asset) gets here; the API still serves.
+		a.Log.Error("admin web app disabled", "err", err)
 	}
 	return web.Deps{
-		UI:      ui,
-		Store:   a.Store,
-		Log:     a.Log,
-		Hooks:   &handlers.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
-		API:     &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
-		Health:  &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool},
-		Metrics: promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),
+		UI:           ui,
+		Store:        a.Store,
+		Log:          a.Log,
+		Hooks:        &handlers.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
+		API:          &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
+		Health:       &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool},
+		Metrics:      promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),
+		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log},
+		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender},
 	}
 }
 
@@ -175,6 +185,8 @@ func (a *App) UIRoutes() (func(chi.Router), error) {
 		Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, Sessions: sessions,
 		Limiter: handlers.NewLoginLimiter(5, 15*time.Minute), Assets: assets.Views(),
 		PublicURL: a.Cfg.PublicURL, Log: a.Log, Now: time.Now,
+		Applier: a.Applier, Redis: a.Redis,
+		Guards: &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender},
 	}
 	return web.UIRoutes(web.UIDeps{
 		Pages: pages, Sessions: sessions, Assets: assets, Store: a.Store, Log: a.Log,
@@ -227,6 +239,8 @@ func (a *App) RunWorker(ctx context.Context) error {
 
 func (a *App) JobDeps() jobs.Deps {
 	return jobs.Deps{Store: a.Store, Queue: a.Queue, Log: a.Log, Applier: a.Applier,
+		Alarms: a.Guards.Monitor, Deadman: a.Guards.Deadman, AlertRelay: a.Guards.Relay,
+		Sync:                 a.Sync,
 		RetentionIdempotency: a.Cfg.RetentionIdempotency, RetentionPayloads: a.Cfg.RetentionPayloads}
 }
 

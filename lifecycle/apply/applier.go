@@ -136,7 +136,7 @@ func (a *Applier) Apply(ctx context.Context, eventID string) error {
 			return err
 		}
 		batch = ensureIncluded(batch, ev)
-		run := &applyRun{a: a, tx: tx, rules: rules, sources: map[int64]models.Source{}}
+		run := &applyRun{a: a, tx: tx, rules: rules, sources: map[int64]models.Source{}, later: &later}
 		for _, e := range batch {
 			if e.NextAttemptAt != nil && e.ID != ev.ID && e.NextAttemptAt.After(a.now()) {
 				continue // waiting for its own retry time
@@ -152,7 +152,6 @@ func (a *Applier) Apply(ctx context.Context, eventID string) error {
 				a.Log.Warn("apply: pending peer failed; it will be retried by its own task", "event", e.ID, "err", err)
 			}
 		}
-		later = run.later
 		return nil
 	})
 	if err != nil {

@@ -132,7 +132,7 @@ func (r *applyRun) merge(ctx context.Context, survivor, loser *models.Contact, w
 
 func unionTags(a, b []string) []string {
 	seen := map[string]bool{}
-	var out []string
+	out := []string{} // never nil: the column is NOT NULL jsonb
 	for _, t := range append(append([]string{}, a...), b...) {
 		if !seen[t] {
 			seen[t] = true

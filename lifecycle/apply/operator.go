@@ -52,6 +52,7 @@ func (r *applyRun) applyOverride(rules lifecycle.Rules, lc lifecycle.Contact, p 
 // The dead letter is closed first, so a replay that fails again opens a new one.
 func (a *Applier) ReplayDeadLetter(ctx context.Context, workspaceID, id int64, mode ReplayMode, stage, actor string) (models.Event, error) {
 	var out models.Event
+	var later []delayed
 	err := a.Store.Tx(ctx, func(tx *models.Store) error {
 		dl, err := tx.DeadLetterLock(ctx, workspaceID, id)
 		if err != nil {
@@ -64,7 +65,7 @@ func (a *Applier) ReplayDeadLetter(ctx context.Context, workspaceID, id int64, m
 		if err != nil {
 			return err
 		}
-		run := &applyRun{a: a, tx: tx, rules: rules, sources: map[int64]models.Source{}, actorName: actor, override: mode}
+		run := &applyRun{a: a, tx: tx, rules: rules, sources: map[int64]models.Source{}, actorName: actor, override: mode, later: &later}
 		if mode == ReplayForceStage {
 			canon, ok := rules.Canonical(stage)
 			if !ok {
@@ -93,7 +94,17 @@ func (a *Applier) ReplayDeadLetter(ctx context.Context, workspaceID, id int64, m
 			SubjectID: strconv.FormatInt(id, 10), Before: map[string]any{"status": dl.Status, "kind": dl.Kind, "reason": dl.Reason},
 			After: map[string]any{"status": models.DeadLetterReplayed, "mode": mode, "stage": run.forceTo, "event_status": out.Status, "event_reason": out.Reason}})
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	// A replayed event that waits again (its contact is still missing) needs
+	// its retry scheduled: its original task is long gone.
+	for _, d := range later {
+		if err := a.Queue.EnqueueApplyIn(ctx, d.eventID, d.delay); err != nil {
+			a.Log.Warn("apply: re-enqueue replayed event failed; the sweep will retry", "event", d.eventID, "err", err)
+		}
+	}
+	return out, nil
 }
 
 // DiscardDeadLetter closes a dead letter without applying anything.

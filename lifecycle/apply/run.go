@@ -20,7 +20,9 @@ type applyRun struct {
 	tx      *models.Store
 	rules   lifecycle.Rules
 	sources map[int64]models.Source
-	later   []delayed
+	// later collects events to retry after a delay. It is shared by the
+	// per-savepoint copies withStore makes, so what they add reaches the caller.
+	later *[]delayed
 	// actorName overrides the actor recorded in history (operator replays).
 	actorName string
 	// override forces a replay choice (see ReplayMode).
@@ -147,7 +149,9 @@ func (r *applyRun) wait(ctx context.Context, ev models.Event, reason string) err
 	}
 	delay := waitDelay(attempts)
 	next := r.a.now().Add(delay)
-	r.later = append(r.later, delayed{eventID: ev.ID, delay: delay})
+	if r.later != nil {
+		*r.later = append(*r.later, delayed{eventID: ev.ID, delay: delay})
+	}
 	return r.tx.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: models.EventWaiting, Reason: reason, Attempts: attempts, NextAttemptAt: &next})
 }
 

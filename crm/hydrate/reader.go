@@ -1,0 +1,228 @@
+package hydrate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RemoteContact is a CRM contact as read for the import and the drift check. Values holds every field
+// keyed as the adapters key crm.Result.Written: native names (AC email/phone/firstName/lastName, HubSpot
+// property names, GHL email/phone/firstName/lastName/companyName) and custom fields by id.
+type RemoteContact struct {
+	ID                                string
+	Email, Phone, FirstName, LastName string
+	Company                           string
+	Values                            map[string]string
+	CreatedAt                         time.Time
+}
+
+// Reader reads a CRM's contacts.
+type Reader interface {
+	// List returns one page of contacts from cursor ("" = the start) and the next cursor ("" at the end).
+	List(ctx context.Context, cursor string) ([]RemoteContact, string, error)
+	// Get reads one contact by its remote id.
+	Get(ctx context.Context, id string) (RemoteContact, error)
+}
+
+// ReaderConfig configures NewReader.
+type ReaderConfig struct {
+	Kind       string // activecampaign | hubspot | gohighlevel
+	BaseURL    string
+	Token      string
+	LocationID string
+	Properties []string // HubSpot: extra properties to read (the stage property, mapped fields)
+	HTTP       *http.Client
+}
+
+// NewReader returns the reader of a CRM kind.
+func NewReader(cfg ReaderConfig) (Reader, error) {
+	hc := cfg.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	base := strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
+	switch cfg.Kind {
+	case "activecampaign":
+		if base == "" {
+			return nil, fmt.Errorf("hydrate: activecampaign reader needs the account's base url")
+		}
+		if !strings.HasSuffix(base, "/api/3") {
+			base += "/api/3"
+		}
+		return &acReader{c: &client{http: hc, base: base, token: cfg.Token, provider: cfg.Kind, header: "Api-Token"}}, nil
+	case "hubspot":
+		props := append(append([]string{}, hubspotProperties...), cfg.Properties...)
+		return &hsReader{c: &client{http: hc, base: orDefault(base, DefaultHubSpotURL), token: cfg.Token, provider: cfg.Kind}, props: props}, nil
+	case "gohighlevel":
+		return &ghlReader{c: &client{http: hc, base: orDefault(base, "https://services.leadconnectorhq.com"), token: cfg.Token, provider: cfg.Kind}}, nil
+	}
+	return nil, fmt.Errorf("hydrate: no reader for kind %q", cfg.Kind)
+}
+
+// acReader lists /contacts by offset and reads each contact for its custom field values (AC's list
+// does not carry them): one request per contact plus one per 100.
+type acReader struct{ c *client }
+
+func (r *acReader) List(ctx context.Context, cursor string) ([]RemoteContact, string, error) {
+	offset, _ := strconv.Atoi(cursor)
+	var out struct {
+		Contacts []struct {
+			ID json.Number `json:"id"`
+		} `json:"contacts"`
+	}
+	q := url.Values{"limit": {"100"}, "offset": {strconv.Itoa(offset)}}
+	if err := r.c.get(ctx, "/contacts", q, &out); err != nil {
+		return nil, "", err
+	}
+	page := make([]RemoteContact, 0, len(out.Contacts))
+	for _, c := range out.Contacts {
+		rc, err := r.Get(ctx, c.ID.String())
+		if err != nil {
+			return nil, "", err
+		}
+		page = append(page, rc)
+	}
+	next := ""
+	if len(out.Contacts) == 100 {
+		next = strconv.Itoa(offset + 100)
+	}
+	return page, next, nil
+}
+
+func (r *acReader) Get(ctx context.Context, id string) (RemoteContact, error) {
+	var out struct {
+		Contact struct {
+			ID        json.Number `json:"id"`
+			Email     string      `json:"email"`
+			Phone     string      `json:"phone"`
+			FirstName string      `json:"firstName"`
+			LastName  string      `json:"lastName"`
+			CDate     string      `json:"cdate"`
+		} `json:"contact"`
+		FieldValues []struct {
+			Field json.Number `json:"field"`
+			Value string      `json:"value"`
+		} `json:"fieldValues"`
+	}
+	if err := r.c.get(ctx, "/contacts/"+url.PathEscape(id), nil, &out); err != nil {
+		return RemoteContact{}, err
+	}
+	c := out.Contact
+	rc := RemoteContact{ID: c.ID.String(), Email: c.Email, Phone: c.Phone, FirstName: c.FirstName, LastName: c.LastName,
+		Values: map[string]string{"email": c.Email, "phone": c.Phone, "firstName": c.FirstName, "lastName": c.LastName}}
+	rc.CreatedAt, _ = time.Parse(time.RFC3339, c.CDate)
+	for _, fv := range out.FieldValues {
+		rc.Values[fv.Field.String()] = fv.Value
+	}
+	return rc, nil
+}
+
+// hsReader pages /crm/v3/objects/contacts with the properties leadgate maps.
+type hsReader struct {
+	c     *client
+	props []string
+}
+
+func (r *hsReader) List(ctx context.Context, cursor string) ([]RemoteContact, string, error) {
+	var out struct {
+		Results []hsObject `json:"results"`
+		Paging  struct {
+			Next struct {
+				After string `json:"after"`
+			} `json:"next"`
+		} `json:"paging"`
+	}
+	q := url.Values{"limit": {"100"}, "properties": {strings.Join(r.props, ",")}}
+	if cursor != "" {
+		q.Set("after", cursor)
+	}
+	if err := r.c.get(ctx, "/crm/v3/objects/contacts", q, &out); err != nil {
+		return nil, "", err
+	}
+	page := make([]RemoteContact, 0, len(out.Results))
+	for _, o := range out.Results {
+		page = append(page, hsRemote(o))
+	}
+	return page, out.Paging.Next.After, nil
+}
+
+func (r *hsReader) Get(ctx context.Context, id string) (RemoteContact, error) {
+	var o hsObject
+	q := url.Values{"properties": {strings.Join(r.props, ",")}}
+	if err := r.c.get(ctx, "/crm/v3/objects/contacts/"+url.PathEscape(id), q, &o); err != nil {
+		return RemoteContact{}, err
+	}
+	return hsRemote(o), nil
+}
+
+func hsRemote(o hsObject) RemoteContact {
+	p := o.Properties
+	if p == nil {
+		p = map[string]string{}
+	}
+	return RemoteContact{ID: o.ID, Email: p["email"], Phone: firstNonEmpty(p["phone"], p["mobilephone"]), FirstName: p["firstname"],
+		LastName: p["lastname"], Company: p["company"], Values: p, CreatedAt: o.CreatedAt}
+}
+
+// ghlReader reads GoHighLevel contacts by id (drift). Listing for an import is not implemented.
+type ghlReader struct{ c *client }
+
+func (r *ghlReader) List(context.Context, string) ([]RemoteContact, string, error) {
+	return nil, "", fmt.Errorf("hydrate: importing from GoHighLevel is not supported yet")
+}
+
+func (r *ghlReader) Get(ctx context.Context, id string) (RemoteContact, error) {
+	var out struct {
+		Contact struct {
+			ID           string `json:"id"`
+			Email        string `json:"email"`
+			Phone        string `json:"phone"`
+			FirstName    string `json:"firstName"`
+			LastName     string `json:"lastName"`
+			CompanyName  string `json:"companyName"`
+			CustomFields []struct {
+				ID    string `json:"id"`
+				Value any    `json:"value"`
+			} `json:"customFields"`
+		} `json:"contact"`
+	}
+	if err := r.c.getVersioned(ctx, "/contacts/"+url.PathEscape(id), &out); err != nil {
+		return RemoteContact{}, err
+	}
+	c := out.Contact
+	rc := RemoteContact{ID: c.ID, Email: c.Email, Phone: c.Phone, FirstName: c.FirstName, LastName: c.LastName, Company: c.CompanyName,
+		Values: map[string]string{"email": c.Email, "phone": c.Phone, "firstName": c.FirstName, "lastName": c.LastName, "companyName": c.CompanyName}}
+	for _, f := range c.CustomFields {
+		if f.Value != nil {
+			rc.Values[f.ID] = fmt.Sprint(f.Value)
+		}
+	}
+	return rc, nil
+}
+
+// getVersioned is get with GoHighLevel's required Version header.
+func (c *client) getVersioned(ctx context.Context, path string, out any) error {
+	rt := c.http.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	hc := *c.http
+	hc.Transport = versionTransport{rt}
+	cc := *c
+	cc.http = &hc
+	return cc.get(ctx, path, nil, out)
+}
+
+type versionTransport struct{ base http.RoundTripper }
+
+func (v versionTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Version", "2021-07-28")
+	return v.base.RoundTrip(r)
+}

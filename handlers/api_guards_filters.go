@@ -1,0 +1,210 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/leadgate/leadgate/guards/filter"
+	"github.com/leadgate/leadgate/models"
+)
+
+type filterSetJSON struct {
+	SourceID  int64         `json:"source_id"`
+	Rules     []filter.Rule `json:"rules"`
+	Version   int           `json:"version"`
+	UpdatedBy string        `json:"updated_by,omitempty"`
+	UpdatedAt *time.Time    `json:"updated_at,omitempty"`
+}
+
+// filterSource loads {id} as a source of the workspace, answering 404 itself.
+func (g *GuardsAPI) filterSource(w http.ResponseWriter, r *http.Request) (models.Source, bool) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "id", "unknown source")
+		return models.Source{}, false
+	}
+	src, err := g.Store.SourceGet(r.Context(), workspaceFrom(r).ID, id)
+	if errors.Is(err, models.ErrNotFound) || (err == nil && src.DeletedAt != nil) {
+		writeError(w, http.StatusNotFound, "id", "unknown source")
+		return src, false
+	}
+	if err != nil {
+		serverError(g.Log, w, r, err)
+		return src, false
+	}
+	return src, true
+}
+
+// GetSourceFilters answers a source's rule set (empty when it has none).
+func (g *GuardsAPI) GetSourceFilters(w http.ResponseWriter, r *http.Request) {
+	src, ok := g.filterSource(w, r)
+	if !ok {
+		return
+	}
+	f, err := g.Store.SourceFilterGet(r.Context(), src.WorkspaceID, src.ID)
+	if errors.Is(err, models.ErrNotFound) {
+		writeJSON(w, http.StatusOK, filterSetJSON{SourceID: src.ID, Rules: []filter.Rule{}})
+		return
+	}
+	if err != nil {
+		serverError(g.Log, w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, filterView(f))
+}
+
+func filterView(f models.SourceFilter) filterSetJSON {
+	rules, _ := filter.ParseRules(f.Rules)
+	if rules == nil {
+		rules = []filter.Rule{}
+	}
+	at := f.UpdatedAt
+	return filterSetJSON{SourceID: f.SourceID, Rules: rules, Version: f.Version, UpdatedBy: f.UpdatedBy, UpdatedAt: &at}
+}
+
+type filterInput struct {
+	Rules []filter.Rule `json:"rules"`
+}
+
+// readFilterRules decodes and compiles a rule set, answering 400 with the
+// rule at fault ("rules[1].expr") and the compiler's message.
+func readFilterRules(w http.ResponseWriter, r *http.Request) ([]filter.Rule, *filter.Set, bool) {
+	var in filterInput
+	if !decodeJSON(w, r, &in) {
+		return nil, nil, false
+	}
+	set, err := filter.Compile(in.Rules)
+	if err != nil {
+		var re *filter.RuleError
+		if errors.As(err, &re) {
+			writeError(w, http.StatusBadRequest, re.Field, re.Message)
+		} else {
+			writeError(w, http.StatusBadRequest, "rules", err.Error())
+		}
+		return nil, nil, false
+	}
+	return set.Rules(), set, true
+}
+
+// PutSourceFilters replaces a source's rule set after compiling every rule.
+func (g *GuardsAPI) PutSourceFilters(w http.ResponseWriter, r *http.Request) {
+	src, ok := g.filterSource(w, r)
+	if !ok {
+		return
+	}
+	rules, _, ok := readFilterRules(w, r)
+	if !ok {
+		return
+	}
+	if rules == nil {
+		rules = []filter.Rule{}
+	}
+	raw, err := json.Marshal(rules)
+	if err != nil {
+		serverError(g.Log, w, r, err)
+		return
+	}
+	var saved models.SourceFilter
+	err = g.Store.Tx(r.Context(), func(tx *models.Store) error {
+		var before any
+		if cur, err := tx.SourceFilterGet(r.Context(), src.WorkspaceID, src.ID); err == nil {
+			before = filterView(cur)
+		} else if !errors.Is(err, models.ErrNotFound) {
+			return err
+		}
+		if saved, err = tx.SourceFilterSave(r.Context(), src.WorkspaceID, src.ID, raw, actor(r)); err != nil {
+			return err
+		}
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: src.WorkspaceID, Actor: actor(r), Action: "source_filters.update",
+			SubjectType: "source", SubjectID: strconv.FormatInt(src.ID, 10), Before: before, After: filterView(saved)})
+	})
+	if err != nil {
+		serverError(g.Log, w, r, err)
+		return
+	}
+	g.forgetFilters(src.ID)
+	writeJSON(w, http.StatusOK, filterView(saved))
+}
+
+// DeleteSourceFilters removes a source's rule set: it keeps every event again.
+func (g *GuardsAPI) DeleteSourceFilters(w http.ResponseWriter, r *http.Request) {
+	src, ok := g.filterSource(w, r)
+	if !ok {
+		return
+	}
+	err := g.Store.Tx(r.Context(), func(tx *models.Store) error {
+		cur, err := tx.SourceFilterGet(r.Context(), src.WorkspaceID, src.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.SourceFilterDelete(r.Context(), src.WorkspaceID, src.ID); err != nil {
+			return err
+		}
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: src.WorkspaceID, Actor: actor(r), Action: "source_filters.delete",
+			SubjectType: "source", SubjectID: strconv.FormatInt(src.ID, 10), Before: filterView(cur)})
+	})
+	if errors.Is(err, models.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "id", "this source has no filter rules")
+		return
+	}
+	if err != nil {
+		serverError(g.Log, w, r, err)
+		return
+	}
+	g.forgetFilters(src.ID)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type filterTestInput struct {
+	Rules []filter.Rule `json:"rules"` // optional: test unsaved rules; default the saved ones
+	Event filter.Env    `json:"event"`
+}
+
+// TestSourceFilters evaluates rules (the body's, else the saved ones) against
+// a sample event without storing anything.
+func (g *GuardsAPI) TestSourceFilters(w http.ResponseWriter, r *http.Request) {
+	src, ok := g.filterSource(w, r)
+	if !ok {
+		return
+	}
+	var in filterTestInput
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	var set *filter.Set
+	var err error
+	if in.Rules != nil {
+		set, err = filter.Compile(in.Rules)
+		var re *filter.RuleError
+		if errors.As(err, &re) {
+			writeError(w, http.StatusBadRequest, re.Field, re.Message)
+			return
+		}
+	} else {
+		loader := filter.Loader{Store: g.Store, TTL: time.Nanosecond}
+		set, err = loader.ForSource(r.Context(), src.WorkspaceID, src.ID)
+	}
+	if err != nil {
+		serverError(g.Log, w, r, err)
+		return
+	}
+	if in.Event.Source == "" {
+		in.Event.Source, in.Event.SourceKind, in.Event.Channel = src.Name, src.Kind, src.Channel
+	}
+	v := filter.Evaluate(r.Context(), set, in.Event)
+	if v.Tags == nil {
+		v.Tags = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"drop": v.Drop, "rule": v.Rule, "tags": v.Tags, "errors": v.Errors, "reason": v.Reason()})
+}
+
+func (g *GuardsAPI) forgetFilters(sourceID int64) {
+	if g.Filters != nil {
+		g.Filters.Forget(sourceID)
+	}
+}

@@ -1,0 +1,99 @@
+package handlers
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/views"
+)
+
+// timelineLimit caps the entries the contact page shows; the export has all.
+const timelineLimit = 300
+
+// contactTimeline merges everything known about a contact into one history,
+// newest first: events with their decision and reason, stage changes,
+// observed field values with their provenance, CRM writes, conflicts (dead
+// letters) and operator actions. It reports whether it was cut at timelineLimit.
+func contactTimeline(ws views.WorkspaceRef, x models.ContactExport, sourceNames map[int64]string) ([]views.TimelineItem, bool) {
+	var out []views.TimelineItem
+	for _, e := range x.Events {
+		row := eventRow(e, sourceNames)
+		out = append(out, views.TimelineItem{At: e.OccurredAt, Kind: "event", Title: row.EventType + " from " + row.SourceName,
+			Status: e.Status, Detail: e.Reason, Href: ws.Path() + "/events/" + e.ID,
+			Meta: "received " + e.ReceivedAt.UTC().Format("2006-01-02 15:04:05") + " UTC · " + strconv.Itoa(e.Attempts) + " attempt(s)"})
+	}
+	for _, h := range x.StageHistory {
+		title := "Entered " + h.ToStage
+		if h.FromStage != "" {
+			title = h.FromStage + " → " + h.ToStage
+		}
+		meta := "by " + h.Actor
+		if h.RuleVersion > 0 {
+			meta += " · rules v" + strconv.Itoa(h.RuleVersion)
+		}
+		out = append(out, views.TimelineItem{At: h.OccurredAt, Kind: "stage", Title: title, Detail: h.Reason, Meta: meta})
+	}
+	out = append(out, observationItems(x.Observations)...)
+	for _, o := range x.Outbox {
+		title := o.Action
+		if o.Kind == models.OutboxCRMUpsert {
+			title = "CRM upsert, version " + strconv.FormatInt(o.Version, 10)
+		}
+		meta := strconv.Itoa(o.Attempts) + " attempt(s) · " + o.StableID
+		if o.SentAt != nil {
+			meta = "sent " + o.SentAt.UTC().Format("2006-01-02 15:04:05") + " UTC · " + meta
+		}
+		out = append(out, views.TimelineItem{At: o.CreatedAt, Kind: "crm", Title: title, Status: o.Status, Detail: o.LastError, Meta: meta})
+	}
+	for _, d := range x.DeadLetters {
+		meta := ""
+		if d.ResolvedBy != nil {
+			meta = "resolved by " + *d.ResolvedBy
+			if d.Resolution != nil && *d.Resolution != "" {
+				meta += ": " + *d.Resolution
+			}
+		}
+		out = append(out, views.TimelineItem{At: d.CreatedAt, Kind: "conflict", Title: strings.ReplaceAll(d.Kind, "_", " "),
+			Status: d.Status, Detail: d.Reason, Meta: meta, Href: ws.Path() + "/dead-letters/" + strconv.FormatInt(d.ID, 10)})
+	}
+	for _, a := range x.Audit {
+		out = append(out, views.TimelineItem{At: a.At, Kind: "action", Title: strings.ReplaceAll(a.Action, "_", " "), Meta: "by " + a.Actor})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.After(out[j].At) })
+	if len(out) > timelineLimit {
+		return out[:timelineLimit], true
+	}
+	return out, false
+}
+
+// observationItems folds the values one event proposed into one entry, and
+// keeps each human correction on its own.
+func observationItems(obs []models.Observation) []views.TimelineItem {
+	var out []views.TimelineItem
+	byEvent := map[string]int{}
+	for _, o := range obs {
+		value := o.Field + " = " + strconv.Quote(o.Value)
+		if o.ExplicitDelete {
+			value = o.Field + " cleared"
+		}
+		if o.Human {
+			out = append(out, views.TimelineItem{At: o.ObservedAt, Kind: "observation", Title: "Corrected " + o.Field,
+				Detail: value, Meta: "human correction by " + o.Actor})
+			continue
+		}
+		key := o.Source + "|" + o.ObservedAt.String()
+		if o.EventID != nil {
+			key = *o.EventID
+		}
+		if i, ok := byEvent[key]; ok {
+			out[i].Detail += " · " + value
+			continue
+		}
+		byEvent[key] = len(out)
+		out = append(out, views.TimelineItem{At: o.ObservedAt, Kind: "observation", Title: "Fields observed",
+			Detail: value, Meta: "source " + o.Source + " · matched on " + o.Basis})
+	}
+	return out
+}

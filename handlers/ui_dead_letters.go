@@ -1,0 +1,347 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/leadgate/leadgate/lifecycle/apply"
+	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/views"
+)
+
+// deadLettersPageSize is how many dead letters one page lists.
+const deadLettersPageSize = 50
+
+// maxBulkDeadLetters caps one bulk action.
+const maxBulkDeadLetters = 100
+
+// deadLetterAges are the age filter's choices.
+var deadLetterAges = []struct {
+	value, label string
+	age          time.Duration
+}{
+	{"1h", "Older than 1 hour", time.Hour},
+	{"24h", "Older than 1 day", 24 * time.Hour},
+	{"7d", "Older than 7 days", 7 * 24 * time.Hour},
+}
+
+// ListDeadLetters renders the queue: ?status=&kind=&source=&age=&cursor=.
+func (u *UI) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
+	ws := workspaceFrom(r)
+	q := r.URL.Query()
+	v := views.DeadLettersView{Workspace: wsRef(ws), Status: q.Get("status"), Kind: q.Get("kind"), SourceID: q.Get("source"),
+		Age: q.Get("age"), CanEdit: canEdit(r), Now: u.now()}
+	f := models.DeadLetterFilter{WorkspaceID: ws.ID}
+	switch v.Status {
+	case models.DeadLetterReplayed, models.DeadLetterDiscarded, "all":
+	default:
+		v.Status = models.DeadLetterOpen
+	}
+	f.Status = v.Status
+	for _, s := range []string{models.DeadLetterOpen, models.DeadLetterReplayed, models.DeadLetterDiscarded, "all"} {
+		v.Statuses = append(v.Statuses, views.Option{Value: s, Label: s})
+	}
+	kinds, err := u.Store.DeadLetterKinds(r.Context(), ws.ID)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	known := false
+	for _, k := range kinds {
+		v.Kinds = append(v.Kinds, views.Option{Value: k, Label: strings.ReplaceAll(k, "_", " ")})
+		known = known || k == v.Kind
+	}
+	if known {
+		f.Kind = v.Kind
+	} else {
+		v.Kind = ""
+	}
+	names, err := u.sourceOptions(r, ws.ID, &v.Sources)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	if id, err := strconv.ParseInt(v.SourceID, 10, 64); err == nil {
+		f.SourceID = id
+	} else {
+		v.SourceID = ""
+	}
+	for _, a := range deadLetterAges {
+		v.Ages = append(v.Ages, views.Option{Value: a.value, Label: a.label})
+		if a.value == v.Age {
+			f.OlderThan = a.age
+		}
+	}
+	if f.OlderThan == 0 {
+		v.Age = ""
+	}
+	v.Filtered = v.Status != models.DeadLetterOpen || v.Kind != "" || v.SourceID != "" || v.Age != ""
+	page := models.Page{Limit: deadLettersPageSize, Cursor: q.Get("cursor")}
+	if _, err := strconv.ParseInt(page.Cursor, 10, 64); err != nil {
+		page.Cursor = ""
+	}
+	list, err := u.Store.DeadLetterList(r.Context(), f, page)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	for _, d := range list {
+		v.Rows = append(v.Rows, deadLetterRow(d, names))
+	}
+	base := url.Values{}
+	for k, val := range map[string]string{"status": v.Status, "kind": v.Kind, "source": v.SourceID, "age": v.Age} {
+		if val != "" && !(k == "status" && val == models.DeadLetterOpen) {
+			base.Set(k, val)
+		}
+	}
+	path := "/w/" + ws.Slug + "/dead-letters"
+	if page.Cursor != "" {
+		v.FirstURL = withQuery(path, base)
+	}
+	if len(list) == deadLettersPageSize {
+		base.Set("cursor", strconv.FormatInt(list[len(list)-1].ID, 10))
+		v.NextURL = withQuery(path, base)
+	}
+	u.page(w, r, http.StatusOK, views.NavDeadLetter, "Dead letters", func(m views.PageMeta) templ.Component { return views.DeadLettersPage(m, v) })
+}
+
+// sourceOptions fills opts with the workspace's sources and returns their names by id.
+func (u *UI) sourceOptions(r *http.Request, wsID int64, opts *[]views.Option) (map[int64]string, error) {
+	sources, err := u.Store.SourceList(r.Context(), wsID)
+	if err != nil {
+		return nil, err
+	}
+	names := map[int64]string{}
+	for _, s := range sources {
+		names[s.ID] = s.Name
+		*opts = append(*opts, views.Option{Value: strconv.FormatInt(s.ID, 10), Label: s.Name})
+	}
+	return names, nil
+}
+
+func deadLetterRow(d models.DeadLetter, names map[int64]string) views.DeadLetterRow {
+	row := views.DeadLetterRow{ID: d.ID, Kind: d.Kind, Reason: d.Reason, Status: d.Status, Attempts: d.Attempts, CreatedAt: d.CreatedAt,
+		IsEvent: d.EventID != nil, SourceName: "CRM sync"}
+	if d.SourceID != nil {
+		row.SourceName = names[*d.SourceID]
+		if row.SourceName == "" {
+			row.SourceName = "source #" + strconv.FormatInt(*d.SourceID, 10)
+		}
+	}
+	return row
+}
+
+// loadDeadLetter reads {id} of the current workspace, answering 404 itself.
+func (u *UI) loadDeadLetter(w http.ResponseWriter, r *http.Request) (models.DeadLetter, bool) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
+		u.NotFound(w, r)
+		return models.DeadLetter{}, false
+	}
+	d, err := u.Store.DeadLetterGet(r.Context(), workspaceFrom(r).ID, id)
+	if errors.Is(err, models.ErrNotFound) {
+		u.NotFound(w, r)
+		return d, false
+	}
+	if err != nil {
+		u.serverError(w, r, err)
+		return d, false
+	}
+	return d, true
+}
+
+// ShowDeadLetter renders one dead letter with its payload and the replay choice.
+func (u *UI) ShowDeadLetter(w http.ResponseWriter, r *http.Request) {
+	d, ok := u.loadDeadLetter(w, r)
+	if !ok {
+		return
+	}
+	u.deadLetterPage(w, r, http.StatusOK, d, views.ReplayForm{})
+}
+
+func (u *UI) deadLetterPage(w http.ResponseWriter, r *http.Request, status int, d models.DeadLetter, form views.ReplayForm) {
+	ws := workspaceFrom(r)
+	var opts []views.Option
+	names, err := u.sourceOptions(r, ws.ID, &opts)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	rules, err := apply.LoadRules(r.Context(), u.Store, ws.ID)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	v := views.DeadLetterDetailView{Workspace: wsRef(ws), Row: deadLetterRow(d, names), EventID: deref(d.EventID), ContactID: deref(d.ContactID),
+		Payload: prettyJSON(d.Payload), NextRetry: d.NextRetryAt, ResolvedAt: d.ResolvedAt, ResolvedBy: deref(d.ResolvedBy),
+		Resolution: deref(d.Resolution), Stages: stageOptions(rules), Form: form, CanEdit: canEdit(r), Now: u.now()}
+	title := "Dead letter #" + strconv.FormatInt(d.ID, 10)
+	u.page(w, r, status, views.NavDeadLetter, title, func(m views.PageMeta) templ.Component { return views.DeadLetterPage(m, v) })
+}
+
+// ReplayDeadLetterUI replays with the operator's choice: as is, fields only
+// keeping the stage, or forcing a stage.
+func (u *UI) ReplayDeadLetterUI(w http.ResponseWriter, r *http.Request) {
+	d, ok := u.loadDeadLetter(w, r)
+	if !ok {
+		return
+	}
+	form := views.ReplayForm{Mode: r.PostFormValue("mode"), Stage: r.PostFormValue("stage")}
+	if form.Mode == "" {
+		form.Mode = string(apply.ReplayAsIs)
+	}
+	fail := func(field, msg string) {
+		form.Errors = views.FieldErrors{field: msg}
+		u.deadLetterPage(w, r, http.StatusUnprocessableEntity, d, form)
+	}
+	switch {
+	case !apply.ValidReplayMode(apply.ReplayMode(form.Mode)):
+		fail("form", "Choose how to replay: as is, fields only, or force a stage.")
+		return
+	case form.Mode == string(apply.ReplayForceStage) && form.Stage == "":
+		fail("stage", "Pick the stage to force.")
+		return
+	}
+	msg, err := u.replay(r.Context(), r, d, apply.ReplayMode(form.Mode), form.Stage)
+	var oe *apply.OperatorError
+	switch {
+	case errors.As(err, &oe):
+		field := "form"
+		if oe.Field == "stage" {
+			field = "stage"
+		}
+		fail(field, oe.Message)
+	case errors.Is(err, models.ErrNotFound):
+		u.flashRedirect(w, r, deadLetterPath(r, d.ID), "error", "This dead letter was already resolved.")
+	case err != nil:
+		u.serverError(w, r, err)
+	default:
+		u.flashRedirect(w, r, deadLetterPath(r, d.ID), "ok", msg)
+	}
+}
+
+// replay re-applies an event dead letter through the applier, or asks the
+// CRM sync to resend a contact's current state; both audit in their
+// transaction. It returns what happened, for the flash message.
+func (u *UI) replay(ctx context.Context, r *http.Request, d models.DeadLetter, mode apply.ReplayMode, stage string) (string, error) {
+	if d.EventID == nil {
+		_, err := u.Store.SyncReplayDeadLetter(ctx, d.WorkspaceID, d.ID, actor(r))
+		if errors.Is(err, models.ErrNotCRMDeadLetter) {
+			return "", &apply.OperatorError{Field: "id", Message: "This dead letter has nothing to replay; discard it once handled."}
+		}
+		if err != nil {
+			return "", err
+		}
+		return "Queued: the contact's current state will be sent to the CRM again.", nil
+	}
+	ev, err := u.Applier.ReplayDeadLetter(ctx, d.WorkspaceID, d.ID, mode, stage, actor(r))
+	if errors.As(err, new(*apply.BusyError)) {
+		return "", &apply.OperatorError{Field: "id", Message: "The contact is being updated right now; try again in a moment."}
+	}
+	if err != nil {
+		return "", err
+	}
+	msg := "Replayed: the event is now " + ev.Status
+	if ev.Reason != "" {
+		msg += " (" + ev.Reason + ")"
+	}
+	return msg + ".", nil
+}
+
+// DiscardDeadLetterUI closes a dead letter without applying it.
+func (u *UI) DiscardDeadLetterUI(w http.ResponseWriter, r *http.Request) {
+	d, ok := u.loadDeadLetter(w, r)
+	if !ok {
+		return
+	}
+	note := strings.TrimSpace(r.PostFormValue("note"))
+	err := u.Applier.DiscardDeadLetter(r.Context(), d.WorkspaceID, d.ID, note, actor(r))
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		u.flashRedirect(w, r, deadLetterPath(r, d.ID), "error", "This dead letter was already resolved.")
+	case err != nil:
+		u.serverError(w, r, err)
+	default:
+		u.flashRedirect(w, r, "/w/"+workspaceFrom(r).Slug+"/dead-letters", "ok", fmt.Sprintf("Dead letter #%d discarded.", d.ID))
+	}
+}
+
+// BulkDeadLetters replays as-is or discards the selected dead letters, each
+// in its own audited transaction, and reports how many succeeded.
+func (u *UI) BulkDeadLetters(w http.ResponseWriter, r *http.Request) {
+	ws := workspaceFrom(r)
+	back := "/w/" + ws.Slug + "/dead-letters"
+	if err := r.ParseForm(); err != nil {
+		u.flashRedirect(w, r, back, "error", "The selection could not be read.")
+		return
+	}
+	action := r.PostFormValue("action")
+	ids := r.PostForm["id"]
+	if action != "replay" && action != "discard" {
+		u.flashRedirect(w, r, back, "error", "Choose replay or discard.")
+		return
+	}
+	if len(ids) == 0 {
+		u.flashRedirect(w, r, back, "error", "Select at least one dead letter first.")
+		return
+	}
+	if len(ids) > maxBulkDeadLetters {
+		u.flashRedirect(w, r, back, "error", fmt.Sprintf("Select at most %d dead letters at a time.", maxBulkDeadLetters))
+		return
+	}
+	done, failed := 0, []string{}
+	for _, raw := range ids {
+		id, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			failed = append(failed, "#"+raw+": not a dead letter")
+			continue
+		}
+		if err := u.bulkOne(r, ws.ID, id, action); err != nil {
+			var oe *apply.OperatorError
+			switch {
+			case errors.As(err, &oe):
+				failed = append(failed, fmt.Sprintf("#%d: %s", id, oe.Message))
+			case errors.Is(err, models.ErrNotFound):
+				failed = append(failed, fmt.Sprintf("#%d: already resolved", id))
+			default:
+				u.Log.Error("bulk dead letter", "id", id, "action", action, "err", err)
+				failed = append(failed, fmt.Sprintf("#%d: failed, see the logs", id))
+			}
+			continue
+		}
+		done++
+	}
+	verb := map[string]string{"replay": "Replayed", "discard": "Discarded"}[action]
+	msg := fmt.Sprintf("%s %d dead letter(s).", verb, done)
+	kind := "ok"
+	if len(failed) > 0 {
+		msg += " Not done: " + strings.Join(failed, "; ")
+		kind = "error"
+	}
+	u.flashRedirect(w, r, back, kind, msg)
+}
+
+func (u *UI) bulkOne(r *http.Request, wsID, id int64, action string) error {
+	if action == "discard" {
+		return u.Applier.DiscardDeadLetter(r.Context(), wsID, id, "bulk discard", actor(r))
+	}
+	d, err := u.Store.DeadLetterGet(r.Context(), wsID, id)
+	if err != nil {
+		return err
+	}
+	_, err = u.replay(r.Context(), r, d, apply.ReplayAsIs, "")
+	return err
+}
+
+func deadLetterPath(r *http.Request, id int64) string {
+	return "/w/" + workspaceFrom(r).Slug + "/dead-letters/" + strconv.FormatInt(id, 10)
+}

@@ -1,0 +1,226 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+
+	"github.com/leadgate/leadgate/internal/secretbox"
+	"github.com/leadgate/leadgate/models"
+)
+
+// ActionRunner is implemented by destinations that run side effects natively (the sandbox: tags,
+// automations, tasks), once per stable id.
+type ActionRunner interface {
+	RunAction(ctx context.Context, stableID, contactID, action string, params map[string]string) error
+}
+
+// SideEffectRelay delivers the outbox's side_effect rows, each once under its stable id (DESIGN.md SIDE
+// EFFECTS): to the workspace's generic webhook when one is configured (Idempotency-Key = the stable id, so
+// the receiver can drop a repeat after a crash), else to a destination that runs the action natively, else
+// the row is skipped with the reason. Failures are retried with exponential backoff, then dead-lettered
+// (side_effect_failed); a 4xx answer other than 408/429 is dead-lettered at once.
+type SideEffectRelay struct {
+	Store     *models.Store
+	Box       *secretbox.Box
+	Connector *Connector
+	HTTP      *http.Client // default: 10 s timeout
+	Log       *slog.Logger
+	Metrics   *SyncMetrics
+
+	Attempts     int           // deliveries before a dead letter; default 8
+	BackoffStart time.Duration // default 2 s
+	Lease        time.Duration // default 2 min
+	Now          func() time.Time
+}
+
+// sideEffectBody is what the lifecycle engine writes as a side_effect payload.
+type sideEffectBody struct {
+	ContactID string            `json:"contact_id"`
+	Cause     string            `json:"cause"`
+	Action    string            `json:"action"`
+	Params    map[string]string `json:"params"`
+	EventID   string            `json:"event_id"`
+}
+
+// permanentError is a delivery failure not worth retrying.
+type permanentError struct{ error }
+
+// Deliver runs passes until no side effect is due; it returns how many rows it handled.
+func (r *SideEffectRelay) Deliver(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		rows, err := r.Store.SideEffectClaim(ctx, 50, r.lease())
+		if err != nil || len(rows) == 0 {
+			return total, err
+		}
+		for _, row := range rows {
+			if err := r.deliver(ctx, row); err != nil {
+				return total, err
+			}
+			total++
+		}
+	}
+}
+
+// deliver sends one row and records its outcome.
+func (r *SideEffectRelay) deliver(ctx context.Context, row models.OutboxRow) error {
+	var body sideEffectBody
+	if err := json.Unmarshal(row.Payload, &body); err != nil {
+		r.Metrics.sideEffect("dead")
+		_, err := r.Store.SideEffectDeadLetter(ctx, row, "side effect payload is not readable: "+err.Error())
+		return err
+	}
+	target, err := r.send(ctx, row, body)
+	if ctx.Err() != nil {
+		return ctx.Err() // shutdown: the lease brings the row back
+	}
+	switch {
+	case err == nil && target == "":
+		r.Metrics.sideEffect("skipped")
+		return r.Store.SideEffectDone(ctx, row.ID, models.OutboxSkipped, "no side-effect target: configure a webhook or a destination with native actions")
+	case err == nil:
+		r.Metrics.sideEffect("sent")
+		return r.Store.SideEffectDone(ctx, row.ID, models.OutboxSent, "delivered to "+target)
+	}
+	var perm permanentError
+	if errors.As(err, &perm) || row.Attempts+1 >= r.attempts() {
+		r.Metrics.sideEffect("dead")
+		r.Log.Warn("side effect dead-lettered", "outbox", row.ID, "stable_id", row.StableID, "err", err)
+		_, dlErr := r.Store.SideEffectDeadLetter(ctx, row, fmt.Sprintf("%s after %d attempts: %v", row.Action, row.Attempts+1, err))
+		return dlErr
+	}
+	r.Metrics.sideEffect("retry")
+	return r.Store.SideEffectRetry(ctx, row.ID, r.now().Add(r.backoff(row.Attempts+1)), err.Error())
+}
+
+// send delivers to the configured target and names it ("" when there is none).
+func (r *SideEffectRelay) send(ctx context.Context, row models.OutboxRow, body sideEffectBody) (string, error) {
+	hook, err := r.Store.SideEffectWebhookGet(ctx, row.WorkspaceID)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return "", err
+	}
+	if err == nil && hook.Enabled && hook.URL != "" {
+		return hook.URL, r.post(ctx, hook, row, body)
+	}
+	dests, err := r.Store.DestinationList(ctx, row.WorkspaceID)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range dests {
+		if !d.Enabled {
+			continue
+		}
+		conn, err := r.Connector.Connect(ctx, d)
+		if err != nil {
+			continue
+		}
+		runner, ok := conn.Dest.(ActionRunner)
+		if !ok {
+			continue
+		}
+		if d.Paused {
+			return d.Name, errors.New("destination " + d.Name + " is paused")
+		}
+		return d.Name, runner.RunAction(ctx, row.StableID, body.ContactID, body.Action, body.Params)
+	}
+	return "", nil
+}
+
+// post sends the generic webhook: JSON, Idempotency-Key = stable id, and an HMAC-SHA256 signature of the
+// body when the webhook has a secret.
+func (r *SideEffectRelay) post(ctx context.Context, hook models.SideEffectWebhook, row models.OutboxRow, body sideEffectBody) error {
+	b, _ := json.Marshal(map[string]any{"id": row.StableID, "type": "side_effect", "action": body.Action, "cause": body.Cause,
+		"params": body.Params, "contact_id": body.ContactID, "event_id": body.EventID, "workspace_id": row.WorkspaceID,
+		"created_at": row.CreatedAt.UTC().Format(time.RFC3339)})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hook.URL, bytes.NewReader(b))
+	if err != nil {
+		return permanentError{fmt.Errorf("side effect webhook: %w", err)}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", row.StableID)
+	req.Header.Set("User-Agent", "leadgate")
+	if len(hook.SecretEnc) > 0 && r.Box != nil {
+		secret, err := r.Box.Open(hook.SecretEnc)
+		if err != nil {
+			return permanentError{fmt.Errorf("side effect webhook: open secret: %w", err)}
+		}
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write(b)
+		req.Header.Set("X-Leadgate-Signature", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	}
+	resp, err := r.client().Do(req)
+	if err != nil {
+		return fmt.Errorf("side effect webhook: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return nil
+	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		return fmt.Errorf("side effect webhook answered %d", resp.StatusCode)
+	default:
+		return permanentError{fmt.Errorf("side effect webhook answered %d", resp.StatusCode)}
+	}
+}
+
+func (r *SideEffectRelay) backoff(n int) time.Duration {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = r.backoffStart()
+	b.RandomizationFactor = 0.5
+	b.Multiplier = 2
+	b.MaxInterval = 30 * time.Minute
+	b.Reset()
+	var d time.Duration
+	for range n {
+		d = b.NextBackOff()
+	}
+	return d
+}
+
+func (r *SideEffectRelay) client() *http.Client {
+	if r.HTTP != nil {
+		return r.HTTP
+	}
+	return &http.Client{Timeout: 10 * time.Second}
+}
+
+func (r *SideEffectRelay) attempts() int {
+	if r.Attempts > 0 {
+		return r.Attempts
+	}
+	return 8
+}
+
+func (r *SideEffectRelay) backoffStart() time.Duration {
+	if r.BackoffStart > 0 {
+		return r.BackoffStart
+	}
+	return 2 * time.Second
+}
+
+func (r *SideEffectRelay) lease() time.Duration {
+	if r.Lease > 0 {
+		return r.Lease
+	}
+	return 2 * time.Minute
+}
+
+func (r *SideEffectRelay) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}

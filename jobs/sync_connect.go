@@ -1,0 +1,242 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leadgate/leadgate/crm"
+	"github.com/leadgate/leadgate/crm/ratelimit"
+	"github.com/leadgate/leadgate/crm/sandbox"
+	"github.com/leadgate/leadgate/internal/secretbox"
+	"github.com/leadgate/leadgate/models"
+)
+
+// Default request rates per kind when a destination leaves rate_limit_rps at 0: ActiveCampaign's documented
+// 5 requests/s per account, HubSpot's and GoHighLevel's 100 per 10 s. The sandbox is unlimited by default.
+var defaultRPS = map[string]int{crm.KindActiveCampaign: 5, crm.KindHubSpot: 10, crm.KindGoHighLevel: 10}
+
+// requestTimeout bounds one CRM request once the rate limiter has admitted it.
+const requestTimeout = 30 * time.Second
+
+// Connector builds the adapter of a destination with its credentials opened and every request passing
+// through the destination's distributed rate limiter. Adapters are cached per destination and rebuilt
+// when the destination changes, so their lookups (field ids, tag ids) survive between passes.
+type Connector struct {
+	Store   *models.Store
+	Box     *secretbox.Box
+	Redis   redis.Scripter
+	Prefix  string       // rate-limiter key prefix; default "leadgate:ratelimit:"
+	Metrics *SyncMetrics // optional
+	// Transport is the HTTP transport under the limiter (tests); default http.DefaultTransport.
+	Transport http.RoundTripper
+
+	mu    sync.Mutex
+	cache map[int64]*Conn
+}
+
+// Conn is a connected destination: the adapter, its limiter and its request counters.
+type Conn struct {
+	Dest    crm.Destination
+	Limiter *ratelimit.Limiter // nil: no limit
+	Key     string             // limiter key
+	Kind    string
+
+	stamp       time.Time
+	calls       atomic.Int64
+	rateLimited atomic.Int64
+}
+
+// Calls is how many requests the adapter sent so far.
+func (c *Conn) Calls() int64 { return c.calls.Load() }
+
+// RateLimitedCalls is how many of them were answered 429.
+func (c *Conn) RateLimitedCalls() int64 { return c.rateLimited.Load() }
+
+// Connect returns the destination's adapter, building it when the destination changed since.
+func (c *Connector) Connect(ctx context.Context, d models.Destination) (*Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cache == nil {
+		c.cache = map[int64]*Conn{}
+	}
+	if cur, ok := c.cache[d.ID]; ok && cur.stamp.Equal(d.UpdatedAt) {
+		return cur, nil
+	}
+	conn, err := c.build(d)
+	if err != nil {
+		return nil, err
+	}
+	c.cache[d.ID] = conn
+	return conn, nil
+}
+
+// Forget drops a cached adapter (after an edit).
+func (c *Connector) Forget(id int64) {
+	c.mu.Lock()
+	delete(c.cache, id)
+	c.mu.Unlock()
+}
+
+func (c *Connector) build(d models.Destination) (*Conn, error) {
+	conn := &Conn{Kind: d.Kind, Key: "dest:" + strconv.FormatInt(d.ID, 10), stamp: d.UpdatedAt}
+	lim, err := c.limiter(d)
+	if err != nil {
+		return nil, err
+	}
+	conn.Limiter = lim
+	if d.Kind == crm.KindSandbox {
+		sb := sandbox.New(c.Store.DB(), d.ID, sandbox.Options{RateLimit: d.Config.SandboxRateLimit, Fail429Rate: d.Config.Fail429Rate,
+			Fail503Rate: d.Config.Fail503Rate, Latency: time.Duration(d.Config.LatencyMS) * time.Millisecond,
+			LoopField: d.Config.LoopField, SyncField: d.Config.SyncField, Seed: uint64(d.ID)})
+		conn.Dest = &limitedSandbox{Sandbox: sb, conn: conn, metrics: c.Metrics}
+		return conn, nil
+	}
+	token := ""
+	if len(d.APITokenEnc) > 0 {
+		if token, err = c.Box.Open(d.APITokenEnc); err != nil {
+			return nil, fmt.Errorf("jobs: open credentials of destination %d: %w", d.ID, err)
+		}
+	}
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	client := &http.Client{Transport: &limitedTransport{base: base, conn: conn, metrics: c.Metrics}}
+	dest, err := crm.New(crm.Config{Kind: d.Kind, BaseURL: d.BaseURL, APIToken: token, LocationID: d.Config.LocationID,
+		StageField: d.Config.StageField, StageMode: d.Config.StageMode, Pipeline: d.Config.Pipeline, StageMap: d.Config.StageMap,
+		FieldMap: d.Config.FieldMap, LoopField: d.Config.LoopField, SyncField: d.Config.SyncField, HTTPClient: client})
+	if err != nil {
+		return nil, err
+	}
+	conn.Dest = dest
+	return conn, nil
+}
+
+// limiter is the destination's shared budget: N requests per 1 s window (HubSpot and GoHighLevel count
+// theirs per 10 s, so their budget is 10·N per 10 s).
+func (c *Connector) limiter(d models.Destination) (*ratelimit.Limiter, error) {
+	rps := d.RateLimitRPS
+	if rps == 0 {
+		rps = defaultRPS[d.Kind]
+	}
+	if rps <= 0 || c.Redis == nil {
+		return nil, nil
+	}
+	cfg := ratelimit.Config{Prefix: c.Prefix, Limit: rps, Window: time.Second}
+	if d.Kind == crm.KindHubSpot || d.Kind == crm.KindGoHighLevel {
+		cfg.Limit, cfg.Window = rps*10, 10*time.Second
+	}
+	return ratelimit.New(c.Redis, cfg)
+}
+
+// limitedTransport admits every request through the limiter, then sends it with its own timeout (the wait
+// for admission does not eat into it), counting calls and 429s.
+type limitedTransport struct {
+	base    http.RoundTripper
+	conn    *Conn
+	metrics *SyncMetrics
+}
+
+func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.conn.Limiter != nil {
+		if err := t.conn.Limiter.Wait(req.Context(), t.conn.Key); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), requestTimeout)
+	t.conn.calls.Add(1)
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		t.metrics.call(t.conn, "error")
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		t.conn.rateLimited.Add(1)
+	}
+	t.metrics.call(t.conn, strconv.Itoa(resp.StatusCode))
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// limitedSandbox puts the sandbox's requests (one per Upsert or action) through leadgate's limiter too.
+type limitedSandbox struct {
+	*sandbox.Sandbox
+	conn    *Conn
+	metrics *SyncMetrics
+}
+
+func (s *limitedSandbox) Upsert(ctx context.Context, batch []crm.Contact) []crm.Result {
+	if err := s.wait(ctx); err != nil {
+		out := make([]crm.Result, len(batch))
+		for i, c := range batch {
+			out[i] = crm.Result{LeadgateID: c.LeadgateID, RemoteID: c.RemoteID, Err: err, Written: c.Previous}
+		}
+		return out
+	}
+	out := s.Sandbox.Upsert(ctx, batch)
+	s.count(out)
+	return out
+}
+
+// RunAction runs a native side effect in the sandbox under the same limit.
+func (s *limitedSandbox) RunAction(ctx context.Context, stableID, contactID, action string, params map[string]string) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	err := s.Sandbox.RunAction(ctx, stableID, contactID, action, params)
+	s.conn.calls.Add(1)
+	return err
+}
+
+func (s *limitedSandbox) wait(ctx context.Context) error {
+	if s.conn.Limiter == nil {
+		return nil
+	}
+	if err := s.conn.Limiter.Wait(ctx, s.conn.Key); err != nil {
+		return &crm.Error{Class: crm.Transient, Message: err.Error()}
+	}
+	return nil
+}
+
+func (s *limitedSandbox) count(out []crm.Result) {
+	s.conn.calls.Add(1)
+	code := "200"
+	if len(out) > 0 && out[0].Err != nil {
+		if e, ok := out[0].Err.(*crm.Error); ok && e.Status != 0 {
+			code = strconv.Itoa(e.Status)
+		}
+		if crm.ClassOf(out[0].Err) == crm.RateLimited {
+			s.conn.rateLimited.Add(1)
+		}
+	}
+	s.metrics.call(s.conn, code)
+}
+
+// Adapter returns the destination's adapter (the API's onboarding calls).
+func (c *Connector) Adapter(ctx context.Context, d models.Destination) (crm.Destination, error) {
+	conn, err := c.Connect(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return conn.Dest, nil
+}

@@ -1,0 +1,108 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leadgate/leadgate/crm/crmfake"
+	"github.com/leadgate/leadgate/jobs"
+	"github.com/leadgate/leadgate/lifecycle/apply"
+	"github.com/leadgate/leadgate/models"
+)
+
+// event stores an event as ingest would and applies it.
+func (e *syncEnv) applyEvent(src models.Source, email, target string, at time.Time) models.Event {
+	e.t.Helper()
+	id := uuid.Must(uuid.NewV7()).String()
+	ev := models.Event{ID: id, WorkspaceID: src.WorkspaceID, SourceID: src.ID, EventType: "form_submitted", Channel: src.Channel,
+		OccurredAt: at.UTC(), ReceivedAt: time.Now().UTC(), Fields: json.RawMessage(`{}`), Attribution: json.RawMessage(`{}`),
+		Payload: json.RawMessage(`{}`), Status: models.EventPending, ContentType: "application/json", Email: &email, TargetStage: &target}
+	if _, err := e.store.IngestStore(e.ctx, []models.IngestItem{{Event: ev, Key: "k-" + id}}, time.Hour); err != nil {
+		e.t.Fatal(err)
+	}
+	applier := &apply.Applier{Store: e.store, Queue: noQueue{}, Log: e.relay.Log}
+	if err := applier.Apply(e.ctx, id); err != nil {
+		e.t.Fatalf("apply: %v", err)
+	}
+	got, err := e.store.EventByID(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return got
+}
+
+type noQueue struct{}
+
+func (noQueue) EnqueueApplyIn(context.Context, string, time.Duration) error { return nil }
+
+// Contacts a CRM already holds at various stages are imported at those stages (one already known to
+// leadgate is linked, not duplicated); afterwards an event can never move them backwards, in leadgate or
+// in the CRM.
+func TestImportKeepsCRMStagesAndEventsNeverMoveThemBack(t *testing.T) {
+	e := newSyncEnv(t)
+	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
+	defer fake.Close()
+	d := e.acDestination(fake, 50)
+	fake.AddContact(crmfake.ACContact{Email: "sql@example.com", FirstName: "Sam", Fields: map[string]string{"3": "SQL"}})
+	fake.AddContact(crmfake.ACContact{Email: "engaged@example.com", Fields: map[string]string{"3": "engaged"}})
+	fake.AddContact(crmfake.ACContact{Email: "nostage@example.com"})
+	fake.AddContact(crmfake.ACContact{Email: "Known@Example.com", Fields: map[string]string{"3": "Engaged"}})
+	// Known to leadgate at Discovered, its intent not yet delivered: the import must not let it push the CRM back.
+	known := e.contact("known@example.com", "Discovered")
+	before := len(fake.Contacts())
+
+	im, err := e.store.SyncImportStart(e.ctx, d.ID, "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	importer := &jobs.Importer{Store: e.store, Connector: e.conn, Log: e.relay.Log}
+	run, err := importer.Run(e.ctx, d.ID, im.ID, "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "done" || run.Seen != 4 || run.Created != 3 || run.Linked != 1 {
+		t.Fatalf("import run %+v; want done, seen 4, created 3, linked 1", run)
+	}
+	stages := map[string]string{"sql@example.com": "SQL", "engaged@example.com": "Engaged", "nostage@example.com": ""}
+	for email, want := range stages {
+		c, err := e.store.ContactFindByEmail(e.ctx, e.ws.ID, email)
+		if err != nil || c.Stage != want {
+			t.Errorf("%s imported at %q (%v), want %q", email, c.Stage, err, want)
+		}
+		if st, err := e.store.SyncStateGet(e.ctx, d.ID, c.ID); err != nil || st.RemoteID == "" {
+			t.Errorf("%s not linked to its CRM record: %+v %v", email, st, err)
+		}
+	}
+	if n := e.count(`SELECT count(*) FROM outbox WHERE workspace_id = ? AND kind = 'crm_upsert' AND contact_id <> ?`, e.ws.ID, known.ID); n != 0 {
+		t.Errorf("the import wrote %d crm_upsert intents for created contacts; the CRM already holds that state", n)
+	}
+	if k, _ := e.store.ContactGet(e.ctx, e.ws.ID, known.ID); k.Stage != "Engaged" || k.Version != 2 {
+		t.Errorf("linked contact at %q v%d, want moved forward to the CRM's Engaged as v2", k.Stage, k.Version)
+	}
+
+	// An event proposing Discovered for the SQL contact: leadgate keeps SQL and the CRM is not pushed back.
+	src := models.Source{WorkspaceID: e.ws.ID, Name: "Web form", Kind: "standard-webhooks", Channel: "web_form", Enabled: true}
+	if err := e.store.SourceCreate(e.ctx, &src); err != nil {
+		t.Fatal(err)
+	}
+	ev := e.applyEvent(src, "sql@example.com", "Discovered", time.Now())
+	c, _ := e.store.ContactFindByEmail(e.ctx, e.ws.ID, "sql@example.com")
+	if c.Stage != "SQL" {
+		t.Errorf("after a Discovered event the contact is at %q (event %s: %s), want SQL", c.Stage, ev.Status, ev.Reason)
+	}
+	e.drainAll(d, 10*time.Second)
+	got, _ := fake.Contact("sql@example.com")
+	if got.Fields["3"] != "SQL" {
+		t.Errorf("CRM stage = %q after the event, want SQL", got.Fields["3"])
+	}
+	if got, _ := fake.Contact("known@example.com"); got.Fields["3"] != "Engaged" {
+		t.Errorf("known contact's CRM stage = %q, want Engaged (not pushed back to Discovered)", got.Fields["3"])
+	}
+	if len(fake.Contacts()) != before || fake.DuplicateEmails() != 0 {
+		t.Errorf("CRM contacts %d (was %d), duplicates %d", len(fake.Contacts()), before, fake.DuplicateEmails())
+	}
+}
