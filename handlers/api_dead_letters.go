@@ -136,6 +136,20 @@ func (a *API) ReplayDeadLetter(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "mode", "mode must be apply_as_is, apply_fields_keep_stage or force_stage")
 		return
 	}
+	// A CRM dead letter is replayed by sending the contact's current desired
+	// state, never the stale payload; the mode does not apply to it.
+	if p, err := a.Store.SyncReplayDeadLetter(r.Context(), workspaceFrom(r).ID, id, actor(r)); !errors.Is(err, models.ErrNotCRMDeadLetter) {
+		switch {
+		case errors.Is(err, models.ErrNotFound):
+			writeError(w, http.StatusNotFound, "id", "no open dead letter with that id")
+		case err != nil:
+			serverError(a.Log, w, r, err)
+		default:
+			writeJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterReplayed, "mode": "resend_current_state",
+				"destination_id": p.DestinationID, "contact_id": p.ContactID})
+		}
+		return
+	}
 	ev, err := a.Applier.ReplayDeadLetter(r.Context(), workspaceFrom(r).ID, id, in.Mode, in.Stage, actor(r))
 	var oe *apply.OperatorError
 	switch {

@@ -57,6 +57,8 @@ type destinationInput struct {
 	SyncField    *string           `json:"sync_field"`
 	Enabled      *bool             `json:"enabled"`
 	Paused       *bool             `json:"paused"` // PATCH: true pauses (work is held), false resumes (work drains)
+	// MaxWritesPerHour is the runaway guard's ceiling (0: none).
+	MaxWritesPerHour *int `json:"max_writes_per_hour"`
 	// Sandbox behaviour.
 	SandboxRateLimit *int     `json:"sandbox_rate_limit"`
 	Fail429Rate      *float64 `json:"fail_429_rate"`
@@ -117,6 +119,9 @@ func (in destinationInput) apply(d *models.Destination) (token string) {
 	if in.Enabled != nil {
 		d.Enabled = *in.Enabled
 	}
+	if in.MaxWritesPerHour != nil {
+		d.Config.MaxWritesPerHour = *in.MaxWritesPerHour
+	}
 	if in.SandboxRateLimit != nil {
 		d.Config.SandboxRateLimit = *in.SandboxRateLimit
 	}
@@ -148,6 +153,8 @@ func validateDestination(d models.Destination, hasToken bool) (field, msg string
 		return "batch_size", "batch_size must be 1 to 100"
 	case d.Config.StageMode != "" && d.Config.StageMode != crm.StageModeField && d.Config.StageMode != crm.StageModeDeal:
 		return "stage_mode", "stage_mode must be field or deal"
+	case d.Config.MaxWritesPerHour < 0:
+		return "max_writes_per_hour", "max_writes_per_hour must be 0 (no ceiling) or more"
 	case d.Config.Fail429Rate < 0 || d.Config.Fail503Rate < 0 || d.Config.Fail429Rate+d.Config.Fail503Rate > 1:
 		return "fail_503_rate", "injected failure rates must be between 0 and 1 together"
 	case d.Config.SandboxRateLimit < 0 || d.Config.LatencyMS < 0 || d.Config.LatencyMS > 60000:
@@ -314,6 +321,9 @@ func (h *Destinations) DeleteDestination(w http.ResponseWriter, r *http.Request)
 	d.DeletedAt = &now
 	err := h.Store.Tx(r.Context(), func(tx *models.Store) error {
 		if err := tx.DestinationUpdate(r.Context(), &d); err != nil {
+			return err
+		}
+		if err := tx.SyncDropDestination(r.Context(), d.ID); err != nil {
 			return err
 		}
 		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: d.WorkspaceID, Actor: actor(r), Action: "destination.delete",

@@ -420,7 +420,7 @@ func (u *UI) EraseContactUI(w http.ResponseWriter, r *http.Request) {
 	}
 	res := u.viaAPI(r, u.api().EraseContact, http.MethodPost, map[string]bool{"crm_delete": forms.EraseInCRM})
 	if !res.OK() {
-		u.serverError(w, r, errors.New("ui: erase contact: "+strconv.Itoa(res.Status)+" "+res.Error))
+		u.serverError(w, r, errors.New("ui: erase contact: "+strconv.Itoa(res.Status)+" "+res.Error+string(res.Body)))
 		return
 	}
 	u.flashRedirect(w, r, contactPath(r, c.ID), "ok", "The contact's personal data was erased.")

@@ -55,16 +55,19 @@ func (u *UI) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
-	known := false
+	known := v.Kind == ""
 	for _, k := range kinds {
 		v.Kinds = append(v.Kinds, views.Option{Value: k, Label: strings.ReplaceAll(k, "_", " ")})
 		known = known || k == v.Kind
 	}
-	if known {
-		f.Kind = v.Kind
-	} else {
+	if len(v.Kind) > 64 {
 		v.Kind = ""
 	}
+	if !known && v.Kind != "" {
+		// A kind no dead letter has (yet): filter by it all the same.
+		v.Kinds = append(v.Kinds, views.Option{Value: v.Kind, Label: strings.ReplaceAll(v.Kind, "_", " ")})
+	}
+	f.Kind = v.Kind
 	names, err := u.sourceOptions(r, ws.ID, &v.Sources)
 	if err != nil {
 		u.serverError(w, r, err)
@@ -184,6 +187,10 @@ func (u *UI) deadLetterPage(w http.ResponseWriter, r *http.Request, status int, 
 	v := views.DeadLetterDetailView{Workspace: wsRef(ws), Row: deadLetterRow(d, names), EventID: deref(d.EventID), ContactID: deref(d.ContactID),
 		Payload: prettyJSON(d.Payload), NextRetry: d.NextRetryAt, ResolvedAt: d.ResolvedAt, ResolvedBy: deref(d.ResolvedBy),
 		Resolution: deref(d.Resolution), Stages: stageOptions(rules), Form: form, CanEdit: canEdit(r), Now: u.now()}
+	if v.ContactID == "" && d.EventID != nil {
+		// A quarantined event names its contact even when the dead letter does not.
+		v.ContactID = u.eventContact(r, ws.ID, *d.EventID)
+	}
 	title := "Dead letter #" + strconv.FormatInt(d.ID, 10)
 	u.page(w, r, status, views.NavDeadLetter, title, func(m views.PageMeta) templ.Component { return views.DeadLetterPage(m, v) })
 }
@@ -344,4 +351,29 @@ func (u *UI) bulkOne(r *http.Request, wsID, id int64, action string) error {
 
 func deadLetterPath(r *http.Request, id int64) string {
 	return "/w/" + workspaceFrom(r).Slug + "/dead-letters/" + strconv.FormatInt(id, 10)
+}
+
+// eventContact finds the contact an event concerns: the one it was applied
+// to, else the live contact with its email or phone ("" when none).
+func (u *UI) eventContact(r *http.Request, wsID int64, eventID string) string {
+	ev, err := u.Store.EventGet(r.Context(), wsID, eventID)
+	if err != nil {
+		return ""
+	}
+	if ev.ContactID != nil {
+		return *ev.ContactID
+	}
+	var c models.Contact
+	switch {
+	case ev.Email != nil:
+		c, err = u.Store.ContactFindByEmail(r.Context(), wsID, *ev.Email)
+	case ev.Phone != nil:
+		c, err = u.Store.ContactFindByPhone(r.Context(), wsID, *ev.Phone)
+	default:
+		return ""
+	}
+	if err != nil {
+		return ""
+	}
+	return c.ID
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -51,6 +52,9 @@ func newUIEnv(t *testing.T) *uiEnv {
 	}
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("UI_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	store, err := models.Open(ctx, cfg.DatabaseURL, log)
 	if err != nil {
 		t.Fatalf("open store: %v", err)

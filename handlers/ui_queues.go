@@ -68,11 +68,11 @@ func (u *UI) fillQueues(in *asynq.Inspector, v *views.QueuesView) error {
 	})
 	for _, n := range names {
 		row := views.QueueRow{Name: n, Weight: jobs.Queues[n], Latency: "–"}
-		info, err := in.GetQueueInfo(n)
-		if errors.Is(err, asynq.ErrQueueNotFound) {
+		if !seen[n] {
 			v.Queues = append(v.Queues, row) // never used yet
 			continue
 		}
+		info, err := in.GetQueueInfo(n)
 		if err != nil {
 			return err
 		}

@@ -1,10 +1,15 @@
 package ingest
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/leadgate/leadgate/ingest/mapping"
 	"github.com/leadgate/leadgate/models"
@@ -193,5 +198,26 @@ func TestSourceEntryFresh(t *testing.T) {
 		if got := e.fresh(t0.Add(c.at), 5*time.Second); got != c.fresh {
 			t.Errorf("%s: fresh = %v, want %v", c.name, got, c.fresh)
 		}
+	}
+}
+
+func TestRedisBreaker(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	var b redisBreaker
+	if !b.allow(t0) {
+		t.Fatal("a new breaker must let Redis be called")
+	}
+	for _, harmless := range []error{nil, redis.Nil, context.Canceled, fmt.Errorf("mget: %w", context.Canceled)} {
+		b.record(harmless, t0)
+		if !b.allow(t0) {
+			t.Fatalf("%v must not pause Redis", harmless)
+		}
+	}
+	b.record(errors.New("dial tcp 127.0.0.1:6379: connect: connection refused"), t0)
+	if b.allow(t0.Add(redisPause - time.Millisecond)) {
+		t.Fatal("a failed call must pause Redis")
+	}
+	if !b.allow(t0.Add(redisPause)) {
+		t.Fatal("the pause must end, so Redis is probed again")
 	}
 }

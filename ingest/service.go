@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/leadgate/leadgate/guards/filter"
 	"github.com/leadgate/leadgate/ingest/mapping"
 	"github.com/leadgate/leadgate/ingest/signature"
 	"github.com/leadgate/leadgate/ingest/spool"
@@ -33,6 +34,8 @@ type Enqueuer interface {
 type Service struct {
 	Store   *models.Store
 	Sources *SourceCache
+	// Filters drop or tag events per source before they become leads (nil: none).
+	Filters *filter.Loader
 	Redis   redis.UniversalClient
 	Queue   Enqueuer
 	Spool   *spool.Spool
@@ -43,6 +46,8 @@ type Service struct {
 	// GateTTL is how long Redis remembers a committed key (24 h by default).
 	GateTTL time.Duration
 	Now     func() time.Time
+
+	redisDown redisBreaker
 }
 
 // Delivery is one HTTP request to /hooks/{token}.

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -25,6 +26,9 @@ func (s *Service) store(ctx context.Context, src models.Source, ct string, items
 		l := normalizeItem(it, src.Config, now)
 		ev, err := l.event(newEventID(), src, ct, now)
 		if err != nil {
+			return errorAnswer(http.StatusBadRequest, "malformed", err.Error())
+		}
+		if err := s.applyFilters(ctx, src, &ev, now); err != nil {
 			return errorAnswer(http.StatusBadRequest, "malformed", err.Error())
 		}
 		key, windowed := idempotencyKey(src.Kind, it.DeliveryID, src.WorkspaceID, src.ID, src.Config.DedupeFields, l)
@@ -94,7 +98,7 @@ func (s *Service) storeItems(ctx context.Context, batch []models.IngestItem, tod
 // Redis holds a key only after its commit, so a hit is always safe; a miss or
 // an outage falls through to Postgres, which is the truth.
 func (s *Service) fastGate(ctx context.Context, batch []models.IngestItem) ([]models.IngestResult, bool) {
-	if s.Redis == nil {
+	if s.Redis == nil || !s.redisDown.allow(s.Now()) {
 		return nil, false
 	}
 	keys := make([]string, len(batch))
@@ -103,6 +107,7 @@ func (s *Service) fastGate(ctx context.Context, batch []models.IngestItem) ([]mo
 	}
 	vals, err := s.Redis.MGet(ctx, keys...).Result()
 	if err != nil {
+		s.redisDown.record(err, s.Now())
 		return nil, false
 	}
 	out := make([]models.IngestResult, len(batch))
@@ -127,7 +132,8 @@ func (s *Service) fastGate(ctx context.Context, batch []models.IngestItem) ([]mo
 // events. Failures here lose nothing: the sweep re-enqueues pending events and
 // Postgres still deduplicates.
 func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, results []models.IngestResult) {
-	if s.Redis != nil {
+	redisUp := s.redisDown.allow(s.Now())
+	if s.Redis != nil && redisUp {
 		pipe := s.Redis.Pipeline()
 		for i, r := range results {
 			if r.Duplicate {
@@ -145,6 +151,8 @@ func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, re
 			pipe.Set(ctx, gateKey(ev.WorkspaceID, batch[i].Key), r.EventID+"|"+ev.IdempotencyKey, ttl)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
+			s.redisDown.record(err, s.Now())
+			redisUp = s.redisDown.allow(s.Now())
 			s.Log.Warn("ingest: fast gate not updated", "err", err)
 		}
 	}
@@ -152,7 +160,14 @@ func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, re
 		if r.Duplicate || batch[i].Event.Status != models.EventPending {
 			continue
 		}
-		if err := s.Queue.EnqueueApply(ctx, r.EventID); err != nil {
+		err := errRedisPaused
+		if redisUp {
+			if err = s.Queue.EnqueueApply(ctx, r.EventID); err != nil {
+				s.redisDown.record(err, s.Now())
+				redisUp = s.redisDown.allow(s.Now())
+			}
+		}
+		if err != nil {
 			if s.Metrics != nil {
 				s.Metrics.EnqueueErr.Inc()
 			}
@@ -160,6 +175,9 @@ func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, re
 		}
 	}
 }
+
+// errRedisPaused explains an enqueue skipped while the Redis breaker is open.
+var errRedisPaused = errors.New("redis failed moments ago; not retried for a second")
 
 // spoolOrRefuse keeps the delivery durable on local disk while Postgres is
 // down, or answers 503 so the sender keeps it.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leadgate/leadgate/crm"
+	"github.com/leadgate/leadgate/guards/loop"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -30,6 +31,10 @@ type SyncRelay struct {
 	Connector *Connector
 	Log       *slog.Logger
 	Metrics   *SyncMetrics
+	// Writes remembers what each successful write set, for echo suppression (nil: off).
+	Writes *loop.Writes
+	// Runaway pauses a destination above its hourly write ceiling (nil: off).
+	Runaway *Runaway
 
 	Lease          time.Duration // how long a claimed batch is held; default 2 min
 	InlineAttempts int           // backoff retries before a transient dead letter; default 5
@@ -166,6 +171,10 @@ func (r *SyncRelay) send(ctx context.Context, d models.Destination, conn *Conn, 
 		failed = append(failed, failure{item: sent[i], contact: batch[i], err: res.Err})
 	}
 	if err := r.Store.SyncDone(ctx, d.ID, done); err != nil {
+		return err
+	}
+	r.rememberWrites(ctx, d.WorkspaceID, contacts, done)
+	if err := r.checkRunaway(ctx, d, len(done)); err != nil {
 		return err
 	}
 	counts.Synced = int64(len(done))

@@ -105,7 +105,13 @@ CREATE TABLE guard_heartbeat (
     last_ping_error text NOT NULL DEFAULT ''
 );
 
+-- Silence alarms ask "when was the last successful apply" every minute.
+CREATE INDEX events_last_apply ON events (workspace_id, processed_at DESC) WHERE status IN ('applied', 'unchanged');
+CREATE INDEX events_last_apply_source ON events (source_id, processed_at DESC) WHERE status IN ('applied', 'unchanged');
+
 -- +goose Down
+DROP INDEX events_last_apply_source;
+DROP INDEX events_last_apply;
 DROP TABLE guard_heartbeat;
 DROP TABLE alert_deliveries;
 DROP TABLE alert_channels;

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -25,4 +26,106 @@ func (s *Store) EventSetOutcomeIfUnresolved(ctx context.Context, id string, o Ev
 		return false, fmt.Errorf("models: event outcome %s: %w", id, res.Error)
 	}
 	return res.RowsAffected == 1, nil
+}
+
+// TryAdvisoryXactLocks takes transaction-scoped advisory locks on every key in
+// one round trip, without waiting, and reports whether it got them all. Locks
+// it did get are held until the transaction ends (the caller rolls back).
+func (s *Store) TryAdvisoryXactLocks(ctx context.Context, keys []string) (bool, error) {
+	if len(keys) == 0 {
+		return true, nil
+	}
+	var ok bool
+	err := s.db.WithContext(ctx).Raw(`SELECT bool_and(pg_try_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest(?::text[]) AS k`,
+		pgTextArray(keys)).Scan(&ok).Error
+	if err != nil {
+		return false, fmt.Errorf("models: advisory locks: %w", err)
+	}
+	return ok, nil
+}
+
+// ContactsByIdentity returns, in one query, the live contact owning an email
+// and the one owning a phone (either may be empty; nil when none).
+func (s *Store) ContactsByIdentity(ctx context.Context, workspaceID int64, email, phone string) (byEmail, byPhone *Contact, err error) {
+	if email == "" && phone == "" {
+		return nil, nil, nil
+	}
+	var found []Contact
+	err = s.db.WithContext(ctx).Where(`workspace_id = ? AND merged_into IS NULL AND ((email = ? AND ? <> '') OR (phone = ? AND ? <> '' AND NOT phone_shared))`,
+		workspaceID, email, email, phone, phone).Limit(2).Find(&found).Error
+	if err != nil {
+		return nil, nil, fmt.Errorf("models: find contacts by identity: %w", err)
+	}
+	for i := range found {
+		c := &found[i]
+		if email != "" && c.Email != nil && *c.Email == email {
+			byEmail = c
+		}
+		if phone != "" && c.Phone != nil && *c.Phone == phone && !c.PhoneShared {
+			byPhone = c
+		}
+	}
+	return byEmail, byPhone, nil
+}
+
+// ObservationsAddAll stores observations in one statement; like
+// ObservationsAdd, an event's observation of a field is stored once.
+func (s *Store) ObservationsAddAll(ctx context.Context, obs []Observation) error {
+	if len(obs) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	args := make([]any, 0, len(obs)*11)
+	sb.WriteString(`INSERT INTO observations (workspace_id, contact_id, field, value, source, observed_at, basis, human, explicit_delete, event_id, actor) VALUES `)
+	for i, o := range obs {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, o.WorkspaceID, o.ContactID, o.Field, o.Value, o.Source, o.ObservedAt, o.Basis, o.Human, o.ExplicitDelete, o.EventID, o.Actor)
+	}
+	sb.WriteString(` ON CONFLICT (contact_id, field, event_id) WHERE event_id IS NOT NULL DO NOTHING`)
+	if err := s.db.WithContext(ctx).Exec(sb.String(), args...).Error; err != nil {
+		return fmt.Errorf("models: add observations: %w", err)
+	}
+	return nil
+}
+
+// OutboxAddAll inserts rows in one statement, skipping any whose stable id
+// exists already (see OutboxAdd).
+func (s *Store) OutboxAddAll(ctx context.Context, rows []OutboxRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	args := make([]any, 0, len(rows)*7)
+	sb.WriteString(`INSERT INTO outbox (workspace_id, contact_id, kind, stable_id, version, action, payload) VALUES `)
+	for i, r := range rows {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, r.WorkspaceID, r.ContactID, r.Kind, r.StableID, r.Version, r.Action, r.Payload)
+	}
+	sb.WriteString(` ON CONFLICT (workspace_id, stable_id) DO NOTHING`)
+	if err := s.db.WithContext(ctx).Exec(sb.String(), args...).Error; err != nil {
+		return fmt.Errorf("models: outbox add: %w", err)
+	}
+	return nil
+}
+
+// pgTextArray renders keys as a Postgres text[] literal.
+func pgTextArray(keys []string) string {
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteByte('"')
+		sb.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(k))
+		sb.WriteByte('"')
+	}
+	sb.WriteByte('}')
+	return sb.String()
 }

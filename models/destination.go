@@ -19,6 +19,8 @@ type DestinationConfig struct {
 	StageMap   map[string]string `json:"stage_map,omitempty"`
 	LoopField  string            `json:"loop_field,omitempty"`
 	SyncField  string            `json:"sync_field,omitempty"`
+	// MaxWritesPerHour pauses the destination when passed (the runaway guard; 0: none).
+	MaxWritesPerHour int `json:"max_writes_per_hour,omitempty"`
 	// Sandbox behaviour: its own rate limit (requests/s it accepts before answering 429) and injected faults.
 	SandboxRateLimit int     `json:"sandbox_rate_limit,omitempty"`
 	Fail429Rate      float64 `json:"fail_429_rate,omitempty"`

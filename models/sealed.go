@@ -20,6 +20,7 @@ func sealedColumns() []SealedColumn {
 		{Table: "destinations", IDCol: "id", Columns: []string{"api_token_enc"}},
 		{Table: "hydration_providers", IDCol: "id", Columns: []string{"token_enc"}},
 		{Table: "alert_channels", IDCol: "id", Columns: []string{"secret_enc"}},
+		{Table: "side_effect_webhooks", IDCol: "id", Columns: []string{"secret_enc"}},
 	}
 }
 

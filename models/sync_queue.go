@@ -366,3 +366,11 @@ func syncTruncate(s string) string {
 	}
 	return s
 }
+
+// SyncDropDestination removes a deleted destination's queued work (its open dead letters stay for review).
+func (s *Store) SyncDropDestination(ctx context.Context, destinationID int64) error {
+	if err := s.db.WithContext(ctx).Exec(`DELETE FROM sync_queue WHERE destination_id = ?`, destinationID).Error; err != nil {
+		return fmt.Errorf("models: drop work of destination %d: %w", destinationID, err)
+	}
+	return nil
+}

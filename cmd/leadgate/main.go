@@ -21,6 +21,7 @@ usage:
   leadgate user add --email EMAIL --role ROLE --password-stdin
   leadgate loadgen [flags]                           drive signed webhook traffic and report latency
   leadgate chaos [flags] | chaos fakecrm [flags]     fault-injected replay vs a direct-to-CRM baseline | the fake CRM alone
+  leadgate resync [--workspace SLUG] [--destination ID] [--contact UUID]   queue a resync to the CRM
   leadgate secrets rotate                           re-encrypt stored secrets (LEADGATE_OLD_SECRET_KEY -> LEADGATE_SECRET_KEY)
   leadgate version
 

@@ -76,7 +76,9 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 			return nil, fmt.Errorf("spool %s: %w", cfg.SpoolDir, err)
 		}
 	}
+	a.Guards = guards.New(store, a.Redis, a.Box, log)
 	a.Ingest = &ingest.Service{
+		Filters: a.Guards.Filters,
 		Store:   store,
 		Sources: &ingest.SourceCache{Store: store, Box: a.Box, TTL: 5 * time.Second},
 		Redis:   a.Redis,
@@ -89,8 +91,10 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 		Now:     time.Now,
 	}
 	a.Applier = &apply.Applier{Store: store, Queue: a.Queue, Log: log}
-	a.Guards = guards.New(store, a.Redis, a.Box, log)
 	a.Sync = jobs.NewSyncTasks(store, a.Box, a.Redis, a.Asynq, a.Registry, log)
+	a.Sync.Relay.Writes = a.Guards.Writes
+	a.Sync.Relay.Runaway = &jobs.Runaway{Redis: a.Redis}
+	a.Guards.Monitor.Destinations = jobs.DestinationProbe(store)
 	a.Hydrator = hydrate.New(store, a.Box, a.Redis)
 	return a, nil
 }

@@ -377,6 +377,19 @@ func (h *harness) applyTasks() []string {
 	return ids
 }
 
+// tasksFor counts the apply tasks of one event: its own ("apply:<id>") and
+// the stranded sweep's ("apply:<id>:sweep"), which apply treats idempotently.
+func (h *harness) tasksFor(eventID string) int {
+	h.t.Helper()
+	n := 0
+	for _, id := range h.applyTasks() {
+		if id == "apply:"+eventID || id == "apply:"+eventID+":sweep" {
+			n++
+		}
+	}
+	return n
+}
+
 // get fetches a public path (health, readiness).
 func (h *harness) get(path string) reply {
 	h.t.Helper()

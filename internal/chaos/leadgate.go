@@ -208,18 +208,35 @@ func (l *leadgateProc) stats(ctx context.Context) (stats, error) {
 	return s, err
 }
 
+// settleAfter is how long a drain waits without any progress (no change in unresolved events,
+// pending outbox, open dead letters or CRM requests) before it stops waiting for a stuck remainder. It
+// exceeds the sync relay's longest inline backoff (32 s + 50 % jitter).
+const settleAfter = 60 * time.Second
+
 // drain waits until every event has an outcome and (with the CRM sync) the outbox is empty, checking
-// every second; progress goes to logf every 10 s.
-func (l *leadgateProc) drain(ctx context.Context, timeout time.Duration, syncing bool, logf func(string, ...any)) (stats, error) {
+// every second, or until nothing has moved for settleAfter; progress goes to logf every 10 s.
+// crmRequests (nil: none) counts the requests the CRM has received, as a sign of sync activity.
+func (l *leadgateProc) drain(ctx context.Context, timeout time.Duration, syncing bool, crmRequests func() int, logf func(string, ...any)) (stats, error) {
 	deadline := time.Now().Add(timeout)
 	var last stats
-	lastLog := time.Now()
+	lastLog, lastChange := time.Now(), time.Now()
+	var mark [4]int64
 	for {
 		s, err := l.stats(ctx)
 		if err == nil {
 			last = s
 			if s.Events.Unresolved == 0 && (!syncing || s.OutboxPending == 0) {
 				return s, nil
+			}
+			m := [4]int64{s.Events.Unresolved, s.OutboxPending, s.DeadLetters, 0}
+			if crmRequests != nil {
+				m[3] = int64(crmRequests())
+			}
+			if m != mark {
+				mark, lastChange = m, time.Now()
+			}
+			if s.Events.Unresolved == 0 && time.Since(lastChange) >= settleAfter {
+				return s, fmt.Errorf("leadgate: %d outbox rows still pending after %s without progress", s.OutboxPending, settleAfter)
 			}
 		}
 		if time.Since(lastLog) >= 10*time.Second {

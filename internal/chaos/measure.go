@@ -40,6 +40,7 @@ type Column struct {
 	WriteFailures int // changes that never reached the CRM after every retry
 	WriteTotal    int // the changes WriteFailures is a share of
 	DeadLetters   map[string]int
+	OutboxPending int64 // leadgate's CRM and side-effect work still pending when the run ended
 
 	AckP50, AckP99 time.Duration
 	// CalmP50 and CalmP99 leave out attempts begun while the receiver itself was being faulted

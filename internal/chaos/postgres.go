@@ -79,12 +79,15 @@ func (p *pgCluster) crash(ctx context.Context) error {
 	return nil
 }
 
-// remove stops the server if it runs and deletes its files.
-func (p *pgCluster) remove() {
+// close stops the server if it runs and, unless keep, deletes its files (a kept cluster can be
+// started again with pg_ctl -D <dir>/data start, as the postgres user).
+func (p *pgCluster) close(keep bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, _ = p.run(ctx, "pg_ctl", "-D", p.data(), "-m", "immediate", "-w", "stop")
-	_ = os.RemoveAll(p.dir)
+	_, _ = p.run(ctx, "pg_ctl", "-D", p.data(), "-m", "fast", "-w", "stop")
+	if !keep {
+		_ = os.RemoveAll(p.dir)
+	}
 }
 
 func (p *pgCluster) run(ctx context.Context, name string, args ...string) ([]byte, error) {

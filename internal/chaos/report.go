@@ -103,7 +103,12 @@ func rows() []row {
 		{"ack p50 / p99 outside receiver fault windows", func(c *Column) string { return fmtDur(c.CalmP50) + " / " + fmtDur(c.CalmP99) }},
 		{"accepted/s", func(c *Column) string { return fmt.Sprintf("%.0f", c.AcceptedPerSec) }},
 		{"wall time (traffic start → final state)", func(c *Column) string { return fmtDur(c.Wall) }},
-		{"open dead letters", func(c *Column) string { return fmtKinds(c.DeadLetters) }},
+		{"dead letters (kind, status) / outbox pending at the end", func(c *Column) string {
+			if c.DeadLetters == nil {
+				return "n/a"
+			}
+			return fmtKinds(c.DeadLetters) + " / " + fmt.Sprint(c.OutboxPending)
+		}},
 		{"faults injected", func(c *Column) string { return fmtFaults(c.Faults) }},
 	}
 }

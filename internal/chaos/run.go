@@ -138,9 +138,7 @@ func runLeadgate(ctx context.Context, cfg Config, sc *Scenario, dir string) (*Co
 		if err != nil {
 			return nil, err
 		}
-		if !cfg.Keep {
-			defer pg.remove()
-		}
+		defer pg.close(cfg.Keep)
 		serverURL = pg.url()
 		hooks.postgresRestart = func(ctx context.Context) error {
 			if err := pg.crash(ctx); err != nil {
@@ -184,8 +182,18 @@ func runLeadgate(ctx context.Context, cfg Config, sc *Scenario, dir string) (*Co
 	}
 	cfg.logf("leadgate: sending")
 	traffic, faults := drive(ctx, cfg, sc, targets, hooks)
-	st, drainErr := lg.drain(ctx, cfg.Drain, syncing, cfg.logf)
+	crmRequests := func() int {
+		var sum CRMSummary
+		if crm.get(ctx, "/summary", &sum) != nil {
+			return -1
+		}
+		return sum.Requests
+	}
+	st, drainErr := lg.drain(ctx, cfg.Drain, syncing, crmRequests, cfg.logf)
 	col := &Column{Name: "leadgate", RateLimit: cfg.CRMRPS, Faults: faults, Wall: time.Since(traffic.Started)}
+	if syncing {
+		col.OutboxPending = st.OutboxPending
+	}
 	if drainErr != nil {
 		col.Notes = append(col.Notes, drainErr.Error())
 	}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/leadgate/leadgate/models"
@@ -35,6 +36,10 @@ type Applier struct {
 	// Batch caps how many pending events of one contact one run applies.
 	Batch int
 	Now   func() time.Time
+
+	// parsed caches decoded rule sets by workspace and version: the version
+	// is read in every run, the JSON decoded only when it changes.
+	parsed sync.Map // rulesKey -> lifecycle.Rules
 }
 
 // BusyError means the event cannot proceed right now and its task should run
@@ -113,32 +118,44 @@ func (a *Applier) Apply(ctx context.Context, eventID string) error {
 		if err := lockKeys(ctx, tx, ev.WorkspaceID, email, phone); err != nil {
 			return err
 		}
-		// Re-read under the locks: a peer's run may have applied the event
-		// (or rescheduled it) since it was read above.
-		cur, err := tx.EventByID(ctx, ev.ID)
+		batch, err := tx.EventsPendingForIdentity(ctx, ev.WorkspaceID, email, phone, a.batch())
 		if err != nil {
 			return err
 		}
-		if cur.Resolved() {
-			return nil
+		// The event as it is now, under the locks: a peer's run may have
+		// applied or rescheduled it since it was read above.
+		cur, found := findEvent(batch, ev.ID)
+		if !found {
+			if cur, err = tx.EventByID(ctx, ev.ID); err != nil {
+				return err
+			}
+			if cur.Resolved() {
+				return nil
+			}
+			batch = append(batch, cur) // outside the widened identity, or beyond the batch size
 		}
 		if err := a.notDue(cur); err != nil {
 			own = err.(*BusyError)
 			return nil
 		}
 		ev = cur
-		rules, err := loadRules(ctx, tx, ev.WorkspaceID)
+		rules, err := a.rules(ctx, tx, ev.WorkspaceID)
 		if err != nil {
 			return err
 		}
-		batch, err := tx.EventsPendingForIdentity(ctx, ev.WorkspaceID, email, phone, a.batch())
-		if err != nil {
-			return err
-		}
-		batch = ensureIncluded(batch, ev)
 		run := &applyRun{a: a, tx: tx, rules: rules, sources: map[int64]models.Source{}, later: &later}
 		for _, e := range batch {
-			if e.NextAttemptAt != nil && e.ID != ev.ID && e.NextAttemptAt.After(a.now()) {
+			if e.ID == ev.ID {
+				// No savepoint: its failure rolls back the whole run.
+				if err := run.applyOne(ctx, e); err != nil {
+					if errors.Is(err, models.ErrBusy) {
+						return busy()
+					}
+					return err
+				}
+				continue
+			}
+			if e.NextAttemptAt != nil && e.NextAttemptAt.After(a.now()) {
 				continue // waiting for its own retry time
 			}
 			err := tx.Tx(ctx, func(sp *models.Store) error { return run.withStore(sp).applyOne(ctx, e) })
@@ -146,9 +163,6 @@ func (a *Applier) Apply(ctx context.Context, eventID string) error {
 				return busy()
 			}
 			if err != nil {
-				if e.ID == ev.ID {
-					return err
-				}
 				a.Log.Warn("apply: pending peer failed; it will be retried by its own task", "event", e.ID, "err", err)
 			}
 		}
@@ -196,18 +210,16 @@ func (a *Applier) notDue(ev models.Event) error {
 // applied in one ordered batch.
 func (a *Applier) contactIdentity(ctx context.Context, ev models.Event) (email, phone string) {
 	email, phone = deref(ev.Email), deref(ev.Phone)
-	var c models.Contact
-	var err error
-	switch {
-	case email != "":
-		c, err = a.Store.ContactFindByEmail(ctx, ev.WorkspaceID, email)
-	case phone != "":
-		c, err = a.Store.ContactFindByPhone(ctx, ev.WorkspaceID, phone)
-	default:
-		return email, phone
-	}
+	byEmail, byPhone, err := a.Store.ContactsByIdentity(ctx, ev.WorkspaceID, email, phone)
 	if err != nil {
-		return email, phone // no contact yet (or a read error the transaction will meet again)
+		return email, phone // a read error the transaction will meet again
+	}
+	c := byEmail // email first, as identity resolution does
+	if c == nil {
+		c = byPhone
+	}
+	if c == nil {
+		return email, phone // no contact yet
 	}
 	if email == "" {
 		email = deref(c.Email)
@@ -234,14 +246,12 @@ func lockKeys(ctx context.Context, tx *models.Store, workspaceID int64, email, p
 		keys = append(keys, fmt.Sprintf("lg:%d:p:%s", workspaceID, phone))
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
-		ok, err := tx.TryAdvisoryXactLock(ctx, k)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return busy()
-		}
+	ok, err := tx.TryAdvisoryXactLocks(ctx, keys) // one round trip; try-locks cannot deadlock
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return busy()
 	}
 	return nil
 }
@@ -304,13 +314,13 @@ func (a *Applier) awaitHydration(ctx context.Context, ev models.Event) error {
 		Attempts: ev.Attempts, NextAttemptAt: &next})
 }
 
-func ensureIncluded(batch []models.Event, ev models.Event) []models.Event {
+func findEvent(batch []models.Event, id string) (models.Event, bool) {
 	for _, e := range batch {
-		if e.ID == ev.ID {
-			return batch
+		if e.ID == id {
+			return e, true
 		}
 	}
-	return append(batch, ev)
+	return models.Event{}, false
 }
 
 func (a *Applier) now() time.Time {

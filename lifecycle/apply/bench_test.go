@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
@@ -41,6 +42,7 @@ func BenchmarkApply(b *testing.B) {
 			e.saveRules(e.ws, raceRules())
 			src := e.source(e.ws, "Web form", "web_form", map[string]string{"form_submitted": "Discovered", "email_replied": "Engaged"})
 			ids := benchEvents(b, e, src, b.N, tc.contacts)
+			stmts := countStatements(b, e.store)
 			b.ResetTimer()
 			start := time.Now()
 			retries := applyAll(b, e.applier, ids, tc.workers)
@@ -48,6 +50,7 @@ func BenchmarkApply(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
 			b.ReportMetric(float64(retries)/float64(b.N), "busy/event")
+			b.ReportMetric(float64(stmts.Load())/float64(b.N), "stmts/event")
 			if n := e.count(`SELECT count(*) FROM events WHERE status IN ('pending','waiting','retrying')`); n != 0 {
 				b.Fatalf("%d events unresolved after the run", n)
 			}
@@ -124,4 +127,82 @@ func applyAll(b *testing.B, a *apply.Applier, ids []string, workers int) int64 {
 		b.Fatalf("apply: %v", err)
 	}
 	return retries.Load()
+}
+
+// countStatements counts the SQL statements the store runs from now on
+// (transaction control — BEGIN, COMMIT, SAVEPOINT — is not included).
+func countStatements(b *testing.B, st *models.Store) *atomic.Int64 {
+	b.Helper()
+	var n atomic.Int64
+	count := func(*gorm.DB) { n.Add(1) }
+	cb := st.DB().Callback()
+	for name, err := range map[string]error{
+		"create": cb.Create().After("*").Register("bench:count", count),
+		"query":  cb.Query().After("*").Register("bench:count", count),
+		"update": cb.Update().After("*").Register("bench:count", count),
+		"delete": cb.Delete().After("*").Register("bench:count", count),
+		"row":    cb.Row().After("*").Register("bench:count", count),
+		"raw":    cb.Raw().After("*").Register("bench:count", count),
+	} {
+		if err != nil {
+			b.Fatalf("count %s statements: %v", name, err)
+		}
+	}
+	return &n
+}
+
+// BenchmarkRoundTrip is one `SELECT 1` through the store: the unit the
+// apply cost is made of, to read BenchmarkApply against on a given machine.
+func BenchmarkRoundTrip(b *testing.B) {
+	e := newEnv(b)
+	for _, workers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for range workers {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						var one int
+						if err := e.store.DB().WithContext(b.Context()).Raw(`SELECT 1`).Scan(&one).Error; err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "stmts/s")
+		})
+	}
+}
+
+// BenchmarkCommit is one small write transaction (BEGIN, one INSERT,
+// COMMIT): the WAL flush every apply run pays once.
+func BenchmarkCommit(b *testing.B) {
+	e := newEnv(b)
+	for _, workers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for range workers {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						err := e.store.Tx(b.Context(), func(tx *models.Store) error {
+							return tx.AuditRecord(b.Context(), models.Audit{Actor: "bench", Action: "bench.commit"})
+						})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "commits/s")
+		})
+	}
 }

@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/leadgate/leadgate/lifecycle"
@@ -21,24 +20,9 @@ type identity struct {
 // E.164 phone. Two matching contacts that don't contradict each other are
 // merged; contradicting ones are reported as a conflict.
 func (r *applyRun) resolveIdentity(ctx context.Context, ev models.Event) (identity, error) {
-	var byEmail, byPhone *models.Contact
-	if ev.Email != nil {
-		c, err := r.tx.ContactFindByEmail(ctx, ev.WorkspaceID, *ev.Email)
-		if err != nil && !errors.Is(err, models.ErrNotFound) {
-			return identity{}, err
-		}
-		if err == nil {
-			byEmail = &c
-		}
-	}
-	if ev.Phone != nil {
-		c, err := r.tx.ContactFindByPhone(ctx, ev.WorkspaceID, *ev.Phone)
-		if err != nil && !errors.Is(err, models.ErrNotFound) {
-			return identity{}, err
-		}
-		if err == nil {
-			byPhone = &c
-		}
+	byEmail, byPhone, err := r.tx.ContactsByIdentity(ctx, ev.WorkspaceID, deref(ev.Email), deref(ev.Phone))
+	if err != nil {
+		return identity{}, err
 	}
 	switch {
 	case byEmail == nil && byPhone == nil:

@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -60,7 +59,8 @@ func (r *applyRun) source(ctx context.Context, ev models.Event) (models.Source, 
 	return s, nil
 }
 
-// applyOne decides and records one event. The caller wraps it in a savepoint.
+// applyOne decides and records one event. The caller wraps a peer's in a
+// savepoint; the triggering event's failure rolls back the whole run.
 func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
 	src, err := r.source(ctx, ev)
 	if err != nil {
@@ -99,7 +99,7 @@ func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
 	}
 	c, created := id.contact, false
 	if c == nil {
-		if c, err = r.newContact(ctx, ev, src); err != nil {
+		if c, err = r.newContact(ev); err != nil {
 			return err
 		}
 		created = true
@@ -120,24 +120,16 @@ func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
 	return r.tx.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: status, Reason: reason, ContactID: c.ID, Attempts: ev.Attempts})
 }
 
-// newContact inserts the contact an event creates. A concurrent creator of the
-// same identity would have held the advisory lock, so a conflict here means
-// the identity index disagrees with the locks: retry.
-func (r *applyRun) newContact(ctx context.Context, ev models.Event, src models.Source) (*models.Contact, error) {
+// newContact is the contact an event creates, not yet inserted: update
+// writes it once everything about it is known.
+func (r *applyRun) newContact(ev models.Event) (*models.Contact, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, fmt.Errorf("apply: contact id: %w", err)
 	}
-	c := &models.Contact{ID: id.String(), WorkspaceID: ev.WorkspaceID, Email: ev.Email, Phone: ev.Phone,
+	return &models.Contact{ID: id.String(), WorkspaceID: ev.WorkspaceID, Email: ev.Email, Phone: ev.Phone,
 		Fields: map[string]string{}, FirstTouch: map[string]string{}, Tags: []string{}, ScoreBreakdown: json.RawMessage(`[]`),
-		FirstSeenAt: ev.OccurredAt, LastActivityAt: ev.OccurredAt, Version: 0}
-	if err := r.tx.ContactCreate(ctx, c); err != nil {
-		if errors.Is(err, models.ErrConflict) {
-			return nil, busy()
-		}
-		return nil, err
-	}
-	return c, nil
+		FirstSeenAt: ev.OccurredAt, LastActivityAt: ev.OccurredAt, Version: 0}, nil
 }
 
 // wait parks an event that needs a record that is not there yet: retried

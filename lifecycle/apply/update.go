@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,15 +39,19 @@ func (c changes) summary() string {
 	return strings.Join(parts, "; ")
 }
 
-// update applies a decision to a locked contact and writes history, the CRM
-// intent and side effects when anything changed. created: the event created
-// the contact; merged: resolving the event merged another contact into it
-// (a change, but not a creation: no first touch, no creation side effects).
+// update applies a decision to a locked contact (or a new one, not yet
+// inserted, when created) and writes history, the CRM intent and side
+// effects when anything changed. created: the event created the contact;
+// merged: resolving the event merged another contact into it (a change, but
+// not a creation: no first touch, no creation side effects). Everything is
+// computed first and written at the end, a handful of statements per event.
 func (r *applyRun) update(ctx context.Context, c *models.Contact, ev models.Event, src models.Source, rules lifecycle.Rules,
 	d lifecycle.Decision, basis string, created, merged bool) (changes, error) {
 	ch := changes{created: created, changed: created || merged}
+	var obs []models.Observation
 	if d.ApplyFields {
-		changed, err := r.applyFields(ctx, c, ev, src, rules, basis)
+		obs = r.observations(c, ev, src, basis)
+		changed, err := r.recomputeWith(ctx, c, rules, obs, created)
 		if err != nil {
 			return ch, err
 		}
@@ -62,11 +67,10 @@ func (r *applyRun) update(ctx context.Context, c *models.Contact, ev models.Even
 	if proposal(ev, src).PhoneVerified && !c.PhoneVerified && ev.Phone != nil && c.Phone != nil && *ev.Phone == *c.Phone {
 		c.PhoneVerified, ch.changed = true, true
 	}
+	var history *models.StageChange
 	if d.NewStage != "" && d.NewStage != c.Stage {
-		if err := r.tx.StageHistoryAdd(ctx, models.StageChange{WorkspaceID: c.WorkspaceID, ContactID: c.ID, FromStage: c.Stage, ToStage: d.NewStage,
-			EventID: &ev.ID, RuleVersion: rules.Version, Actor: r.actor(), Reason: d.Reason, OccurredAt: d.EnteredAt}); err != nil {
-			return ch, err
-		}
+		history = &models.StageChange{WorkspaceID: c.WorkspaceID, ContactID: c.ID, FromStage: c.Stage, ToStage: d.NewStage,
+			EventID: &ev.ID, RuleVersion: rules.Version, Actor: r.actor(), Reason: d.Reason, OccurredAt: d.EnteredAt}
 		entered := d.EnteredAt
 		c.Stage, c.StageEnteredAt, ch.enteredStage, ch.changed = d.NewStage, &entered, d.NewStage, true
 	}
@@ -84,21 +88,53 @@ func (r *applyRun) update(ctx context.Context, c *models.Contact, ev models.Even
 	if ev.OccurredAt.After(c.LastActivityAt) {
 		c.LastActivityAt = ev.OccurredAt
 	}
-	if err := r.rescore(ctx, c, ev, rules, ch.changed); err != nil {
+	if err := r.rescore(ctx, c, ev, rules, ch.changed, created); err != nil {
 		return ch, err
 	}
+	var intents []models.OutboxRow
 	if ch.changed {
 		c.Version++
-		if err := r.writeIntent(ctx, c, rules, ch, ev.ID); err != nil {
+		var err error
+		if intents, err = r.intentRows(c, rules, ch, ev.ID); err != nil {
 			return ch, err
 		}
 	}
-	return ch, r.tx.ContactSave(ctx, c)
+	if err := r.write(ctx, c, created, obs, history, intents); err != nil {
+		return ch, err
+	}
+	return ch, nil
 }
 
-// applyFields stores the event's observations and recomputes the contact's
-// values by precedence. It returns the fields whose value changed.
-func (r *applyRun) applyFields(ctx context.Context, c *models.Contact, ev models.Event, src models.Source, rules lifecycle.Rules, basis string) ([]string, error) {
+// write stores a contact and what hangs off it: the contact first (the
+// other rows reference it), then observations, history and outbox rows.
+func (r *applyRun) write(ctx context.Context, c *models.Contact, created bool, obs []models.Observation, history *models.StageChange, intents []models.OutboxRow) error {
+	var err error
+	if created {
+		err = r.tx.ContactCreate(ctx, c)
+	} else {
+		err = r.tx.ContactSave(ctx, c)
+	}
+	if errors.Is(err, models.ErrConflict) {
+		// A concurrent creator of this identity would have held the advisory
+		// lock, so the identity index disagrees with the locks: retry.
+		return busy()
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.tx.ObservationsAddAll(ctx, obs); err != nil {
+		return err
+	}
+	if history != nil {
+		if err := r.tx.StageHistoryAdd(ctx, *history); err != nil {
+			return err
+		}
+	}
+	return r.tx.OutboxAddAll(ctx, intents)
+}
+
+// observations are the event's proposed field values, with provenance.
+func (r *applyRun) observations(c *models.Contact, ev models.Event, src models.Source, basis string) []models.Observation {
 	var obs []models.Observation
 	for k, v := range eventFields(ev) {
 		if k == "phone_verified" {
@@ -107,21 +143,39 @@ func (r *applyRun) applyFields(ctx context.Context, c *models.Contact, ev models
 		obs = append(obs, models.Observation{WorkspaceID: c.WorkspaceID, ContactID: c.ID, Field: k, Value: v, Source: src.Name,
 			ObservedAt: ev.OccurredAt, Basis: basis, EventID: &ev.ID})
 	}
+	return obs
+}
+
+// recomputeWith derives every field from the contact's stored observations
+// plus the new ones (a new contact has none stored). It returns the fields
+// whose value changed.
+func (r *applyRun) recomputeWith(ctx context.Context, c *models.Contact, rules lifecycle.Rules, obs []models.Observation, created bool) ([]string, error) {
 	if len(obs) == 0 {
 		return nil, nil
 	}
-	if err := r.tx.ObservationsAdd(ctx, obs); err != nil {
-		return nil, err
+	all := obs
+	if !created {
+		stored, err := r.tx.ObservationsForContact(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		all = append(stored, obs...)
 	}
-	return r.recompute(ctx, c, rules)
+	return r.resolve(c, rules, all), nil
 }
 
-// recompute derives every field from all of the contact's observations.
+// recompute derives every field from all of the contact's stored observations.
 func (r *applyRun) recompute(ctx context.Context, c *models.Contact, rules lifecycle.Rules) ([]string, error) {
 	all, err := r.tx.ObservationsForContact(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}
+	return r.resolve(c, rules, all), nil
+}
+
+// resolve sets the contact's fields from observations by precedence and
+// returns the fields whose value changed.
+func (r *applyRun) resolve(c *models.Contact, rules lifecycle.Rules, all []models.Observation) []string {
 	in := make([]lifecycle.Observation, len(all))
 	for i, o := range all {
 		in[i] = lifecycle.Observation{Field: o.Field, Value: o.Value, Source: o.Source, ObservedAt: o.ObservedAt, Basis: o.Basis,
@@ -149,18 +203,21 @@ func (r *applyRun) recompute(ctx context.Context, c *models.Contact, rules lifec
 	slices.Sort(changed)
 	c.Fields = next
 	c.FirstName, c.LastName, c.Company = optField(next, "first_name"), optField(next, "last_name"), optField(next, "company")
-	return changed, nil
+	return changed
 }
 
 // rescore recomputes the lead score from the distinct applied events and the
 // current fields: never incremented, so repeats add nothing.
-func (r *applyRun) rescore(ctx context.Context, c *models.Contact, ev models.Event, rules lifecycle.Rules, applied bool) error {
+func (r *applyRun) rescore(ctx context.Context, c *models.Contact, ev models.Event, rules lifecycle.Rules, applied, created bool) error {
 	if len(rules.Score.EventPoints) == 0 && len(rules.Score.FieldPoints) == 0 {
 		return nil
 	}
-	types, err := r.tx.ContactAppliedEventTypes(ctx, c.ID)
-	if err != nil {
-		return err
+	var types []string
+	if !created { // a new contact has no applied events yet
+		var err error
+		if types, err = r.tx.ContactAppliedEventTypes(ctx, c.ID); err != nil {
+			return err
+		}
 	}
 	if applied {
 		types = append(types, ev.EventType)
@@ -171,26 +228,31 @@ func (r *applyRun) rescore(ctx context.Context, c *models.Contact, ev models.Eve
 	return nil
 }
 
-// writeIntent writes the contact's desired CRM state (one row per version) and
-// the side effects of creation or stage entry, each under a stable id.
-func (r *applyRun) writeIntent(ctx context.Context, c *models.Contact, rules lifecycle.Rules, ch changes, eventID string) error {
+// intentRows are the contact's desired CRM state at its version and the side
+// effects of its creation or stage entry, each under a stable id.
+func (r *applyRun) intentRows(c *models.Contact, rules lifecycle.Rules, ch changes, eventID string) ([]models.OutboxRow, error) {
 	payload, err := json.Marshal(IntentOf(c))
 	if err != nil {
-		return fmt.Errorf("apply: encode intent: %w", err)
+		return nil, fmt.Errorf("apply: encode intent: %w", err)
 	}
 	cid := c.ID
-	if _, err := r.tx.OutboxAdd(ctx, models.OutboxRow{WorkspaceID: c.WorkspaceID, ContactID: &cid, Kind: models.OutboxCRMUpsert,
-		StableID: fmt.Sprintf("crm:%s:v%d", c.ID, c.Version), Version: c.Version, Action: "upsert", Payload: payload}); err != nil {
-		return err
-	}
+	rows := []models.OutboxRow{{WorkspaceID: c.WorkspaceID, ContactID: &cid, Kind: models.OutboxCRMUpsert,
+		StableID: fmt.Sprintf("crm:%s:v%d", c.ID, c.Version), Version: c.Version, Action: "upsert", Payload: payload}}
 	for _, se := range rules.SideEffectsFor(c.ID, ch.created, ch.enteredStage) {
 		body, _ := json.Marshal(map[string]any{"contact_id": c.ID, "cause": se.Cause, "action": se.Action, "params": se.Params, "event_id": eventID})
-		if _, err := r.tx.OutboxAdd(ctx, models.OutboxRow{WorkspaceID: c.WorkspaceID, ContactID: &cid, Kind: models.OutboxSideEffect,
-			StableID: "se:" + se.ID, Action: se.Action, Payload: body}); err != nil {
-			return err
-		}
+		rows = append(rows, models.OutboxRow{WorkspaceID: c.WorkspaceID, ContactID: &cid, Kind: models.OutboxSideEffect,
+			StableID: "se:" + se.ID, Action: se.Action, Payload: body})
 	}
-	return nil
+	return rows, nil
+}
+
+// writeIntent writes the intent rows of an operator action.
+func (r *applyRun) writeIntent(ctx context.Context, c *models.Contact, rules lifecycle.Rules, ch changes, eventID string) error {
+	rows, err := r.intentRows(c, rules, ch, eventID)
+	if err != nil {
+		return err
+	}
+	return r.tx.OutboxAddAll(ctx, rows)
 }
 
 // firstTouch is the attribution written once, when the contact is created.

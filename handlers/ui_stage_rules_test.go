@@ -1,0 +1,189 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/leadgate/leadgate/lifecycle/apply"
+	"github.com/leadgate/leadgate/models"
+)
+
+// defaultRulesForm is the editor's form for the default rules, as a browser posts it.
+func defaultRulesForm() url.Values {
+	return url.Values{
+		"base_version":      {"0"},
+		"stage_name":        {"Discovered", "Engaged", "SQL", "Closed", "Lost"},
+		"stage_required":    {"", "", "", "", ""},
+		"stage_terminal":    {"4"},
+		"allow_skip":        {"true"},
+		"on_state_conflict": {"dead_letter"},
+		"on_late_event":     {"apply_fields_keep_stage"},
+		"on_missing_field":  {"tag"},
+		"missing_field_tag": {"needs-data"},
+		"days":              {"7"},
+	}
+}
+
+func with(v url.Values, kv ...string) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out.Set(kv[i], kv[i+1])
+	}
+	return out
+}
+
+// withStages is the default form with other stage names (the last one terminal).
+func withStages(names ...string) url.Values {
+	f := defaultRulesForm()
+	f["stage_name"] = names
+	f["stage_required"] = make([]string, len(names))
+	f["stage_terminal"] = []string{strconv.Itoa(len(names) - 1)}
+	return f
+}
+
+// stageOrder reads the stage names in the order the editor shows them.
+func stageOrder(body string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`name="stage_name" value="([^"]*)"`).FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func TestUIStageRulesDraftOperations(t *testing.T) {
+	e := newUIEnv(t)
+	c := e.signedIn(models.RoleEditor)
+	page := c.get("/w/default/stages")
+	expectStatus(t, "editor", page, http.StatusOK)
+	expectBody(t, "editor", page, `data-testid="rules-editor"`, "defaults, never saved", `hx-post="/w/default/stages/draft"`)
+	if got := strings.Join(stageOrder(page.body), ","); got != "Discovered,Engaged,SQL,Closed,Lost" {
+		t.Fatalf("default stages in the editor: %s", got)
+	}
+
+	cases := []struct {
+		name, op, newStage, want string
+	}{
+		{"move SQL up", "up:2", "", "Discovered,SQL,Engaged,Closed,Lost"},
+		{"move Discovered down", "down:0", "", "Engaged,Discovered,SQL,Closed,Lost"},
+		{"the first stage cannot go up", "up:0", "", "Discovered,Engaged,SQL,Closed,Lost"},
+		{"an ordered stage cannot sink below a terminal one", "down:3", "", "Discovered,Engaged,SQL,Closed,Lost"},
+		{"remove Engaged", "remove:1", "", "Discovered,SQL,Closed,Lost"},
+		{"add a stage before the terminal ones", "add_stage", "Proposal", "Discovered,Engaged,SQL,Closed,Proposal,Lost"},
+	}
+	for _, tc := range cases {
+		res := c.post("/w/default/stages/draft", with(defaultRulesForm(), "op", tc.op, "new_stage", tc.newStage))
+		expectStatus(t, tc.name, res, http.StatusOK)
+		if got := strings.Join(stageOrder(res.body), ","); got != tc.want {
+			t.Fatalf("%s: stages %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	alias := c.post("/w/default/stages/draft", with(defaultRulesForm(), "op", "add_alias"))
+	if n := strings.Count(alias.body, `name="alias_key"`); n != 1 {
+		t.Fatalf("add_alias: %d alias rows, want 1", n)
+	}
+	frag := c.postHTMX("/w/default/stages/draft", with(defaultRulesForm(), "op", "up:1"))
+	expectStatus(t, "htmx draft", frag, http.StatusOK)
+	if strings.Contains(frag.body, "<html") || !strings.HasPrefix(strings.TrimSpace(frag.body), `<form method="post" action="/w/default/stages" id="rules-editor"`) {
+		t.Fatalf("htmx draft is not the editor fragment: %.200s", frag.body)
+	}
+	if !strings.Contains(frag.body, `id="up-discovered"`) {
+		t.Fatal("move buttons lack the stable ids that keep focus on the moved stage")
+	}
+	dup := c.post("/w/default/stages/draft", with(defaultRulesForm(), "op", "add_stage", "new_stage", "sql"))
+	expectBody(t, "duplicate new stage", dup, `id="err-stages"`, "already is a stage")
+}
+
+func TestUIStageRulesPreviewAndSave(t *testing.T) {
+	e := newUIEnv(t)
+	ctx := context.Background()
+	src := e.seedSource("Web form")
+	e.conflict(src, "ann@example.com") // SQL, then a newer Discovered: quarantined today
+	c := e.signedIn(models.RoleEditor)
+	c.get("/w/default/stages")
+
+	// Allowing regression would apply the quarantined event: the preview says Ann ends in Discovered.
+	draft := with(defaultRulesForm(), "allow_regression", "true")
+	res := c.postHTMX("/w/default/stages/dry-run", draft)
+	expectStatus(t, "preview", res, http.StatusOK)
+	expectBody(t, "preview", res, `data-testid="dry-run-report"`, `data-testid="dry-run-changes"`, "ann@example.com")
+	if strings.Contains(res.body, "<html") {
+		t.Fatal("preview is not a fragment")
+	}
+	same := c.postHTMX("/w/default/stages/dry-run", defaultRulesForm())
+	expectBody(t, "preview of the rules in force", same, `data-testid="dry-run-no-changes"`, "state_conflict")
+	bad := c.postHTMX("/w/default/stages/dry-run", with(defaultRulesForm(), "on_state_conflict", "explode"))
+	expectStatus(t, "invalid preview", bad, http.StatusOK)
+	expectBody(t, "invalid preview", bad, `data-testid="dry-run-errors"`)
+	if _, err := e.store.StageRulesCurrent(ctx, e.ws.ID); err != models.ErrNotFound {
+		t.Fatalf("a preview saved rules: %v", err)
+	}
+
+	invalid := []struct {
+		name  string
+		form  url.Values
+		field string
+	}{
+		{"duplicate stage", withStages("Discovered", "SQL", "sql", "Closed", "Lost"), "stages"},
+		{"empty stage name", withStages("Discovered", "", "SQL", "Closed", "Lost"), "stages"},
+		{"unknown policy", with(defaultRulesForm(), "on_state_conflict", "explode"), "on_state_conflict"},
+		{"alias to an unknown stage", with(defaultRulesForm(), "alias_key", "MQL", "alias_stage", "Moon"), "aliases"},
+		{"half an event row", with(defaultRulesForm(), "event_key", "call_booked"), "event_stages"},
+	}
+	before := len(e.auditActions())
+	for _, tc := range invalid {
+		res := c.post("/w/default/stages", tc.form)
+		expectStatus(t, tc.name, res, http.StatusUnprocessableEntity)
+		expectBody(t, tc.name, res, `id="err-`+tc.field+`"`)
+	}
+	if n := len(e.auditActions()); n != before {
+		t.Fatalf("rejected saves wrote %d audit entries", n-before)
+	}
+
+	form := with(draft, "alias_key", "MQL", "alias_stage", "Engaged", "event_key", "call_booked", "event_stage", "SQL",
+		"requires_contact", "payment_succeeded, call_completed")
+	form["stage_required"] = []string{"", "", "company", "", ""}
+	form["stage_phone"] = []string{"2"}
+	expectRedirect(t, "save", c.post("/w/default/stages", form), "/w/default/stages")
+	requireAudit(t, e, "stage_rules.update")
+	rules, err := apply.LoadRules(ctx, e.store, e.ws.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rules.Version != 1 || !rules.AllowRegression || rules.Aliases["MQL"] != "Engaged" || rules.EventStages["call_booked"] != "SQL" ||
+		strings.Join(rules.RequiredFields["SQL"], ",") != "company" || strings.Join(rules.RequirePhoneVerification, ",") != "SQL" ||
+		len(rules.RequiresContact) != 2 || strings.Join(rules.Terminal, ",") != "Lost" {
+		t.Fatalf("saved rules: %+v", rules)
+	}
+	page := c.get("/w/default/stages")
+	expectBody(t, "after save", page, "version 1 in force", `data-testid="rules-versions"`, "Stage rules saved as version 1")
+
+	// A draft opened on the defaults cannot silently overwrite version 1.
+	res = c.post("/w/default/stages", defaultRulesForm())
+	expectStatus(t, "stale draft", res, http.StatusUnprocessableEntity)
+	expectBody(t, "stale draft", res, "Someone saved version 1 while you were editing")
+
+	expectRedirect(t, "save v2", c.post("/w/default/stages", with(defaultRulesForm(), "base_version", "1")), "/w/default/stages")
+	versions := c.get("/w/default/stages/versions/1")
+	expectBody(t, "version page", versions, `data-testid="rules-json"`, "&#34;MQL&#34;: &#34;Engaged&#34;", "Load into editor")
+	restore := c.get("/w/default/stages?from=1")
+	expectBody(t, "restore", restore, "Version 1 is loaded into the editor", `name="alias_key" value="MQL"`, `name="base_version" value="2"`)
+	expectStatus(t, "unknown version", c.get("/w/default/stages/versions/9"), http.StatusNotFound)
+
+	// Per-source mapping, saved from the editor.
+	mp := "/w/default/stages/sources/" + strconv.FormatInt(src.ID, 10)
+	expectRedirect(t, "source mapping", c.post(mp, url.Values{"stage_event": {"form_submitted", ""}, "stage_name": {"Engaged", ""}}), "/w/default/stages")
+	requireAudit(t, e, "source.update")
+	if got, _ := e.store.SourceGet(ctx, e.ws.ID, src.ID); got.Config.EventStages["form_submitted"] != "Engaged" {
+		t.Fatalf("source mapping not saved: %+v", got.Config)
+	}
+	expectRedirect(t, "bad source mapping", c.post(mp, url.Values{"stage_event": {"x"}, "stage_name": {""}}), "/w/default/stages")
+	expectBody(t, "bad source mapping", c.get("/w/default/stages"), "Each mapping row needs both")
+}
