@@ -6,6 +6,10 @@ import (
 
 // htmxConfig keeps htmx inside the strict CSP: no injected <style> for
 // indicators, no eval for hx-on or js: expressions, no inline <script> execution.
+// favicon is the brand mark as an inline SVG (img-src allows data: URLs), so
+// browsers stop asking for /favicon.ico.
+const favicon = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Cdefs%3E%3ClinearGradient id='g' x1='0' y1='0' x2='1' y2='1'%3E%3Cstop offset='0' stop-color='%236366f1'/%3E%3Cstop offset='1' stop-color='%2322d3ee'/%3E%3C/linearGradient%3E%3C/defs%3E%3Crect width='32' height='32' rx='8' fill='url(%23g)'/%3E%3Ctext x='16' y='21' font-family='Arial' font-size='14' font-weight='800' fill='white' text-anchor='middle'%3Elg%3C/text%3E%3C/svg%3E"
+
 const htmxConfig = `{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}`
 
 // csrfHeaders is the hx-headers JSON that makes every htmx request carry the token.

@@ -21,6 +21,7 @@ usage:
   leadgate user add --email EMAIL --role ROLE --password-stdin
   leadgate loadgen [flags]                           drive signed webhook traffic and report latency
   leadgate chaos [flags] | chaos fakecrm [flags]     fault-injected replay vs a direct-to-CRM baseline | the fake CRM alone
+  leadgate demo [--every 500ms --quiet-after 3m --duration D]   serve + a demo workspace with live traffic
   leadgate resync [--workspace SLUG] [--destination ID] [--contact UUID]   queue a resync to the CRM
   leadgate secrets rotate                           re-encrypt stored secrets (LEADGATE_OLD_SECRET_KEY -> LEADGATE_SECRET_KEY)
   leadgate version
@@ -63,6 +64,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdChaos(ctx, rest, stdout, stderr, getenv)
 	case "resync":
 		return cmdResync(ctx, rest, stdout, stderr, getenv)
+	case "demo":
+		return cmdDemo(ctx, rest, stdout, stderr, getenv)
 	case "secrets":
 		return cmdSecrets(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version":

@@ -40,19 +40,24 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err := a.FirstStart(ctx, stdout); err != nil {
 		return err
 	}
+	log.Info("leadgate started", "role", *role, "addr", cfg.Addr, "public_url", cfg.PublicURL, "version", version)
+	return runRoles(ctx, a, *role)
+}
+
+// runRoles runs the parts of a process its role asks for until ctx ends.
+func runRoles(ctx context.Context, a *app.App, role string) error {
 	g, ctx := errgroup.WithContext(ctx)
-	if *role == "all" || *role == "web" {
+	if role == "all" || role == "web" {
 		g.Go(func() error { return a.ServeHTTP(ctx) })
 		if a.Ingest.Spool != nil {
 			g.Go(func() error { a.Ingest.RunSpoolReplay(ctx, 2*time.Second); return nil })
 		}
 	}
-	if *role == "all" || *role == "worker" {
+	if role == "all" || role == "worker" {
 		g.Go(func() error { return a.RunWorker(ctx) })
 	}
-	if *role == "all" || *role == "scheduler" {
+	if role == "all" || role == "scheduler" {
 		g.Go(func() error { return a.RunScheduler(ctx) })
 	}
-	log.Info("leadgate started", "role", *role, "addr", cfg.Addr, "public_url", cfg.PublicURL, "version", version)
 	return g.Wait()
 }

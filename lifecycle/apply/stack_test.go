@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/signature"
 	"github.com/leadgate/leadgate/internal/app"
@@ -311,6 +313,14 @@ func (s *stack) inProcessWorker() {
 	}()
 	s.t.Cleanup(func() {
 		began := time.Now()
+		ins := asynq.NewInspectorFromRedisClient(s.app.Redis)
+		qs, _ := ins.Queues()
+		for _, q := range qs {
+			act, _ := ins.ListActiveTasks(q)
+			for _, a := range act {
+				s.t.Logf("DIAG active %s %s %s", q, a.Type, a.Payload)
+			}
+		}
 		cancel()
 		<-done
 		s.t.Logf("in-test worker stopped in %s", time.Since(began).Round(time.Millisecond))

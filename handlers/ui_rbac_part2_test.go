@@ -1,0 +1,107 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/leadgate/leadgate/models"
+)
+
+// pipelineMutations lists the actions of the contacts, dead-letter, rules and
+// queue pages with the least role each needs.
+func pipelineMutations(contact string, dl int64, src int64) []uiMutation {
+	cp := "/w/default/contacts/" + contact
+	dp := "/w/default/dead-letters/" + strconv.FormatInt(dl, 10)
+	return []uiMutation{
+		{"POST", cp + "/correct", url.Values{"field": {"company"}, "value": {"X"}}, models.RoleEditor},
+		{"POST", cp + "/stage", url.Values{"stage": {"Closed"}, "reason": {"r"}}, models.RoleEditor},
+		{"POST", cp + "/merge", url.Values{"merge_with": {"x@example.com"}}, models.RoleEditor},
+		{"GET", cp + "/export", nil, models.RoleEditor},
+		{"POST", cp + "/erase", url.Values{"confirm": {"erase"}}, models.RoleAdmin},
+		{"POST", dp + "/replay", url.Values{"mode": {"apply_as_is"}}, models.RoleEditor},
+		{"POST", dp + "/discard", nil, models.RoleEditor},
+		{"POST", "/w/default/dead-letters/bulk", url.Values{"action": {"discard"}, "id": {strconv.FormatInt(dl, 10)}}, models.RoleEditor},
+		{"POST", "/w/default/stages", defaultRulesForm(), models.RoleEditor},
+		{"POST", "/w/default/stages/draft", with(defaultRulesForm(), "op", "up:1"), models.RoleEditor},
+		{"POST", "/w/default/stages/dry-run", defaultRulesForm(), models.RoleEditor},
+		{"POST", "/w/default/stages/sources/" + strconv.FormatInt(src, 10), url.Values{"stage_event": {"a"}, "stage_name": {"SQL"}}, models.RoleEditor},
+		{"GET", "/queues", nil, models.RoleAdmin},
+		{"POST", "/queues/maintenance/archived/x/run", nil, models.RoleAdmin},
+		{"POST", "/queues/maintenance/archived/x/delete", nil, models.RoleAdmin},
+		{"POST", "/queues/maintenance/archived/run-all", nil, models.RoleAdmin},
+		{"POST", "/queues/maintenance/archived/delete-all", nil, models.RoleAdmin},
+	}
+}
+
+func TestUIPipelineRolesCSRFAndSignIn(t *testing.T) {
+	e := newUIEnv(t)
+	ctx := context.Background()
+	src := e.seedSource("Web form")
+	d := e.conflict(src, "ann@example.com")
+	contact := e.contactByEmail("ann@example.com")
+	muts := pipelineMutations(contact.ID, d.ID, src.ID)
+	before := len(e.auditActions())
+
+	for _, role := range []string{models.RoleViewer, models.RoleEditor} {
+		c := e.signedIn(role)
+		c.get("/w/default/")
+		for _, m := range muts {
+			if models.RoleAtLeast(role, m.need) {
+				continue
+			}
+			var res uiResponse
+			if m.method == "GET" {
+				res = c.get(m.path)
+			} else {
+				res = c.post(m.path, m.form)
+			}
+			expectStatus(t, role+" "+m.method+" "+m.path, res, http.StatusForbidden)
+			expectBody(t, role+" "+m.method+" "+m.path, res, "Your role does not allow this action")
+		}
+	}
+	if after := len(e.auditActions()); after != before {
+		t.Fatalf("forbidden requests changed something: audit grew from %d to %d entries", before, after)
+	}
+	if got, _ := e.store.DeadLetterGet(ctx, e.ws.ID, d.ID); got.Status != models.DeadLetterOpen {
+		t.Fatalf("forbidden requests resolved the dead letter: %+v", got)
+	}
+
+	// Every page a viewer may read opens for a viewer.
+	viewer := e.signedIn(models.RoleViewer)
+	reads := []string{"/w/default/contacts", "/w/default/contacts/" + contact.ID, "/w/default/dead-letters",
+		"/w/default/dead-letters/" + strconv.FormatInt(d.ID, 10), "/w/default/stages", "/w/default/sales",
+		"/w/default/sales/export.csv?what=conversion"}
+	for _, p := range reads {
+		expectStatus(t, "viewer "+p, viewer.get(p), http.StatusOK)
+	}
+	// The viewer's rules editor is read-only.
+	expectBody(t, "viewer editor", viewer.get("/w/default/stages"), "You can read the rules", `<fieldset class="bare" disabled>`)
+
+	// Anonymous visitors go to the sign-in page, htmx requests included.
+	anon := e.client()
+	for _, p := range append(reads, "/queues") {
+		expectRedirect(t, "anonymous "+p, anon.get(p), "/login")
+	}
+	if res := anon.get("/w/default/dead-letters", "HX-Request", "true"); res.header.Get("HX-Redirect") != "/login" {
+		t.Fatalf("anonymous htmx request: %d %v", res.status, res.header)
+	}
+
+	// Without the CSRF token even an admin's mutation is refused.
+	before = len(e.auditActions()) // the viewer's CSV export was audited
+	admin := e.signedIn(models.RoleAdmin)
+	admin.get("/w/default/")
+	for _, m := range muts {
+		if m.method != "POST" {
+			continue
+		}
+		res := admin.postRaw(m.path, m.form)
+		expectStatus(t, "no csrf "+m.path, res, http.StatusForbidden)
+		expectBody(t, "no csrf "+m.path, res, "This form has expired")
+	}
+	if after := len(e.auditActions()); after != before {
+		t.Fatalf("requests without a CSRF token changed something: audit grew by %d", after-before)
+	}
+}
