@@ -26,6 +26,12 @@ import (
 // chromiumPath is Debian's Chromium, which .ci/run installs.
 const chromiumPath = "/usr/bin/chromium"
 
+// The browser's viewport: a common laptop screen.
+const (
+	viewportWidth  = 1440
+	viewportHeight = 860
+)
+
 // stack is one leadgate process (web + worker) on its own database and Redis DB.
 type stack struct {
 	t     *testing.T
@@ -122,6 +128,7 @@ func newBrowser(t *testing.T, base string) *browser {
 	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
 	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
 	b := &browser{t: t, ctx: ctx, base: base}
+	b.do("set the viewport", chromedp.EmulateViewport(viewportWidth, viewportHeight))
 	if os.Getenv("LEADGATE_SCREENSHOTS") == "1" {
 		b.shots = filepath.Join("..", "docs", "screenshots")
 		if err := os.MkdirAll(b.shots, 0o755); err != nil {
@@ -193,10 +200,18 @@ func (b *browser) shot(name string) {
 	if b.shots == "" {
 		return
 	}
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	// Grow the viewport to the whole page first, so the sticky sidebar
+	// (100vh) runs the full height as it does on a tall screen.
+	h, err := chromedp.Run(b.ctx, chromedp.Evaluate[int64](`Math.ceil(document.documentElement.scrollHeight)`))
+	if err != nil {
+		b.t.Fatalf("page height: %v", err)
+	}
+	b.do("grow the viewport", chromedp.EmulateViewport(viewportWidth, max(h, viewportHeight)))
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
+	b.do("restore the viewport", chromedp.EmulateViewport(viewportWidth, viewportHeight))
 	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}

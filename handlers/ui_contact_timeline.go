@@ -37,7 +37,7 @@ func contactTimeline(ws views.WorkspaceRef, x models.ContactExport, sourceNames 
 	}
 	out = append(out, observationItems(x.Observations)...)
 	for _, o := range x.Outbox {
-		title := o.Action
+		title := strings.ReplaceAll(o.Kind, "_", " ") + ": " + strings.ReplaceAll(o.Action, "_", " ")
 		if o.Kind == models.OutboxCRMUpsert {
 			title = "CRM upsert, version " + strconv.FormatInt(o.Version, 10)
 		}

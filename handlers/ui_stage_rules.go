@@ -79,7 +79,7 @@ func (u *UI) stageRulesView(r *http.Request, form views.RulesForm, errs views.Fi
 	if form.Days == 0 {
 		form.Days = 7
 	}
-	v := views.StageRulesView{Workspace: wsRef(ws), Form: form, Errors: errs, DryRun: dry, CanEdit: canEdit(r), Policies: policyOptions()}
+	v := views.StageRulesView{Workspace: wsRef(ws), Form: withBlankRows(form), Errors: errs, DryRun: dry, CanEdit: canEdit(r), Policies: policyOptions()}
 	versions, err := u.Store.StageRulesList(r.Context(), ws.ID)
 	if err != nil {
 		return v, err
@@ -96,7 +96,7 @@ func (u *UI) stageRulesView(r *http.Request, form views.RulesForm, errs views.Fi
 	}
 	draft, _ := rulesFromForm(lifecycle.DefaultRules(), form)
 	for _, s := range sources {
-		m := views.SourceMapping{ID: s.ID, Name: s.Name, Rows: padStages(stageRows(s.Config.EventStages))}
+		m := views.SourceMapping{ID: s.ID, Name: s.Name, Rows: append(stageRows(s.Config.EventStages), views.StageRow{})}
 		for _, st := range s.Config.EventStages {
 			if _, ok := draft.Canonical(st); !ok {
 				m.Unknown = append(m.Unknown, st)

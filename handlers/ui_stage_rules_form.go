@@ -53,6 +53,17 @@ func rulesForm(r lifecycle.Rules) views.RulesForm {
 	for _, m := range r.AllowedBackward {
 		f.Backward = append(f.Backward, views.StageRow{Event: m.From, Stage: m.To})
 	}
+	return withBlankRows(f)
+}
+
+// withBlankRows gives every empty list one blank row to type into, so the
+// editor works without the "Add a row" buttons (empty rows are ignored).
+func withBlankRows(f views.RulesForm) views.RulesForm {
+	for _, rows := range []*[]views.StageRow{&f.Aliases, &f.EventStages, &f.Backward} {
+		if len(*rows) == 0 {
+			*rows = []views.StageRow{{}}
+		}
+	}
 	return f
 }
 
@@ -132,7 +143,8 @@ func terminalLast(stages []views.StageEdit) []views.StageEdit {
 	return out
 }
 
-// formPairs zips two repeated fields, keeping rows with anything typed.
+// formPairs zips two repeated fields; blank rows stay (the editor shows
+// them again) and are ignored when the rules are built.
 func formPairs(keys, vals []string) []views.StageRow {
 	var out []views.StageRow
 	for i := range min(len(keys), maxRuleRows) {
@@ -140,9 +152,7 @@ func formPairs(keys, vals []string) []views.StageRow {
 		if i < len(vals) {
 			row.Stage = strings.TrimSpace(vals[i])
 		}
-		if row.Event != "" || row.Stage != "" {
-			out = append(out, row)
-		}
+		out = append(out, row)
 	}
 	return out
 }
@@ -225,6 +235,9 @@ func rulesFromForm(base lifecycle.Rules, f views.RulesForm) (lifecycle.Rules, vi
 	r.EventStages = pairMap(f.EventStages, "event_stages", "event type", errs)
 	r.AllowedBackward = []lifecycle.Move{}
 	for _, row := range f.Backward {
+		if row.Event == "" && row.Stage == "" {
+			continue
+		}
 		if row.Event == "" || row.Stage == "" {
 			errs["allowed_backward"] = "Each backward move needs both a from and a to stage."
 			continue
@@ -249,6 +262,7 @@ func pairMap(rows []views.StageRow, key, what string, errs views.FieldErrors) ma
 	out := map[string]string{}
 	for _, row := range rows {
 		switch {
+		case row.Event == "" && row.Stage == "":
 		case row.Event == "" || row.Stage == "":
 			errs[key] = "Each row needs both a " + what + " and a stage (clear both to remove it)."
 		case out[row.Event] != "":

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -10,7 +11,7 @@ import (
 // sourceID is not 0) was last applied successfully (applied or unchanged);
 // zero when never.
 func (s *Store) LastApplyAt(ctx context.Context, workspaceID, sourceID int64) (time.Time, error) {
-	var at *time.Time
+	var at sql.NullTime
 	q := `SELECT max(processed_at) FROM events WHERE workspace_id = ? AND status IN ('applied', 'unchanged')`
 	args := []any{workspaceID}
 	if sourceID != 0 {
@@ -20,25 +21,19 @@ func (s *Store) LastApplyAt(ctx context.Context, workspaceID, sourceID int64) (t
 	if err := s.db.WithContext(ctx).Raw(q, args...).Scan(&at).Error; err != nil {
 		return time.Time{}, fmt.Errorf("models: last apply: %w", err)
 	}
-	if at == nil {
-		return time.Time{}, nil
-	}
-	return *at, nil
+	return at.Time, nil // zero when NULL (never)
 }
 
 // LastCRMWriteAt is when a CRM write (an outbox crm_upsert) of the workspace
 // was last sent; zero when never.
 func (s *Store) LastCRMWriteAt(ctx context.Context, workspaceID int64) (time.Time, error) {
-	var at *time.Time
+	var at sql.NullTime
 	err := s.db.WithContext(ctx).Raw(`SELECT max(sent_at) FROM outbox WHERE workspace_id = ? AND kind = 'crm_upsert' AND sent_at IS NOT NULL`,
 		workspaceID).Scan(&at).Error
 	if err != nil {
 		return time.Time{}, fmt.Errorf("models: last crm write: %w", err)
 	}
-	if at == nil {
-		return time.Time{}, nil
-	}
-	return *at, nil
+	return at.Time, nil // zero when NULL (never)
 }
 
 // DailyVolume is the average number of events received per day over the

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -153,16 +154,13 @@ func (s *Store) SyncClaim(ctx context.Context, destinationID int64, limit int, l
 
 // SyncNextDue is when the destination's next pending item becomes due (zero time: none pending).
 func (s *Store) SyncNextDue(ctx context.Context, destinationID int64) (time.Time, error) {
-	var t *time.Time
+	var t sql.NullTime
 	err := s.db.WithContext(ctx).Raw(`SELECT min(greatest(next_attempt_at, coalesce(lease_until, next_attempt_at))) FROM sync_queue
 		WHERE destination_id = ? AND status = 'pending'`, destinationID).Scan(&t).Error
 	if err != nil {
 		return time.Time{}, fmt.Errorf("models: next due of destination %d: %w", destinationID, err)
 	}
-	if t == nil {
-		return time.Time{}, nil
-	}
-	return *t, nil
+	return t.Time, nil // zero when nothing is pending
 }
 
 // SyncOutcome is a delivered item: what the destination now holds.

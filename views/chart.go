@@ -140,12 +140,16 @@ type FunnelBar struct {
 	LabelY   float64
 	Class    string
 	Terminal bool
+	X        float64 // where the bar starts
+	LabelX   float64 // right edge of the stage name
+	CountX   float64 // where the count starts
 }
 
 // Funnel geometry, in viewBox units.
 const (
-	funnelLeft   = 150.0
-	funnelRight  = 640.0
+	funnelLabel  = 160.0 // right edge of the stage names
+	funnelLeft   = 170.0
+	funnelRight  = 880.0
 	funnelBar    = 26.0
 	funnelGap    = 10.0
 	funnelMinBar = 3.0
@@ -153,7 +157,7 @@ const (
 
 // NewFunnel lays out stages (ordered first, then terminal ones).
 func NewFunnel(stages []FunnelStage) Funnel {
-	f := Funnel{Width: 720}
+	f := Funnel{Width: 1000}
 	var top int64
 	for _, s := range stages {
 		f.Total += s.Count
@@ -175,6 +179,7 @@ func NewFunnel(stages []FunnelStage) Funnel {
 		} else {
 			b.Share = "0%"
 		}
+		b.X, b.LabelX, b.CountX = funnelLeft, funnelLabel, funnelLeft+b.BarW+8
 		f.Bars = append(f.Bars, b)
 	}
 	f.Height = int(float64(len(stages))*(funnelBar+funnelGap) - funnelGap)
@@ -182,4 +187,15 @@ func NewFunnel(stages []FunnelStage) Funnel {
 		f.Height = 1
 	}
 	return f
+}
+
+// tickAnchor keeps an x-axis label inside the plot at either edge.
+func tickAnchor(pos float64, c Chart) string {
+	switch {
+	case pos > c.Right-20:
+		return "end"
+	case pos < c.Left+20:
+		return "start"
+	}
+	return "middle"
 }

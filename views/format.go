@@ -44,7 +44,7 @@ func isoStamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func ago(t, now time.Time) string {
 	d := now.Sub(t)
 	switch {
-	case d < 0:
+	case d < 5*time.Second:
 		return "just now"
 	case d < time.Minute:
 		return fmt.Sprintf("%d s ago", int(d.Seconds()))

@@ -32,7 +32,7 @@ func parseChaos(args []string, stderr io.Writer) (chaos.Config, string, error) {
 	fs.DurationVar(&cfg.Drain, "drain", cfg.Drain, "how long to wait after the traffic for leadgate to resolve every event and empty its outbox")
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "LEADGATE_WORKER_CONCURRENCY of the leadgate process")
 	fs.StringVar(&cfg.PostgresURL, "postgres-url", cfg.PostgresURL, "Postgres server for leadgate's own database (leadgate_chaos_*) when postgres-restart is off")
-	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "an empty Redis DB for leadgate when redis-restart is off")
+	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "an empty Redis DB for leadgate when redis-restart is off (default: a throwaway redis-server)")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "directory for logs, spool and throwaway servers (default: a temp dir)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work dir and the database after the run")
 	format := fs.String("report", "markdown", "report format: markdown or text")

@@ -49,7 +49,9 @@ type Config struct {
 	Drain time.Duration
 
 	// PostgresURL is the server leadgate's own database is created on when Postgres is not restarted
-	// (a throwaway cluster is used when it is). RedisURL likewise (a throwaway redis-server otherwise).
+	// (a throwaway cluster is used when it is). RedisURL is an empty Redis DB leadgate may use (and
+	// flushes afterwards) when Redis is not restarted; "" (the default) starts a throwaway
+	// redis-server, so a shared Redis is never touched unless asked for.
 	PostgresURL string
 	RedisURL    string
 	// WorkDir holds the run's files (logs, spool, throwaway clusters); "" makes a temp dir.
@@ -68,7 +70,6 @@ func DefaultConfig() Config {
 		Leads: 10000, Mode: ModeBoth, Faults: slices.Clone(AllFaults), Seed: 1,
 		Rate: 400, CRMRPS: 5, Storm: 60 * time.Second, PostgresDowntime: 3 * time.Second, Drain: 2 * time.Hour,
 		PostgresURL: "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
-		RedisURL:    "redis://127.0.0.1:6379/15",
 		Workers:     20,
 	}
 }

@@ -115,7 +115,7 @@ func runLeadgate(ctx context.Context, cfg Config, sc *Scenario, dir string) (*Co
 	hooks := faultHooks{crm: crm, storm: cfg.Storm}
 
 	redisURL := cfg.RedisURL
-	if cfg.Has(FaultRedisRestart) {
+	if cfg.Has(FaultRedisRestart) || redisURL == "" {
 		rs, err := newRedisServer(ctx, dir)
 		if err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/leadgate/leadgate/guards/alarm"
 	"github.com/leadgate/leadgate/ingest/signature"
@@ -80,6 +81,8 @@ type Setup struct {
 	PublicURL string
 	// GraphURL is the fake Meta Graph API that hydrates Facebook leads.
 	GraphURL string
+	// AlarmThreshold is the voice agent's silence threshold (default 2 minutes).
+	AlarmThreshold time.Duration
 }
 
 // Ensure is idempotent: a second run reuses the workspace and its sources.
@@ -196,8 +199,12 @@ func (s Setup) ensureAlarm(ctx context.Context, wsID, voiceID int64) error {
 		return nil
 	}
 	always, _ := json.Marshal(alarm.BusinessHours{})
+	threshold := 120
+	if s.AlarmThreshold > 0 {
+		threshold = max(1, int(s.AlarmThreshold/time.Second))
+	}
 	return s.Store.SilenceAlarmCreate(ctx, &models.SilenceAlarm{WorkspaceID: wsID, SourceID: &voiceID, Metric: "apply",
-		ThresholdSeconds: 120, ReminderSeconds: 600, BusinessHours: always, Enabled: true})
+		ThresholdSeconds: threshold, ReminderSeconds: 600, BusinessHours: always, Enabled: true})
 }
 
 // ensureHydration points the workspace's Meta credentials at the demo's fake Graph API.

@@ -87,7 +87,7 @@ func withDuplicates(rng *rand.Rand, ds []delivery) ([]delivery, int) {
 
 // TestRaceAcrossProcesses: 200 people × 4 channels, shuffled and partly
 // duplicated, through the real HTTP ingest, applied by two separate worker
-// processes and an in-test worker. Then true regressions (newer, lower) and
+// processes (8 asynq workers each). Then true regressions (newer, lower) and
 // late arrivals (older, lower) for some of them.
 func TestRaceAcrossProcesses(t *testing.T) {
 	if testing.Short() {
@@ -100,7 +100,6 @@ func TestRaceAcrossProcesses(t *testing.T) {
 	ch := s.channels()
 	s.worker("A")
 	s.worker("B")
-	s.inProcessWorker()
 
 	const n = 200
 	ps := people(n, "race.test")

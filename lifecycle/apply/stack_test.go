@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/signature"
 	"github.com/leadgate/leadgate/internal/app"
@@ -298,33 +296,6 @@ func (s *stack) worker(name string) *worker {
 		}
 	})
 	return w
-}
-
-// inProcessWorker runs the stack's own asynq worker until the test ends
-// (it stops before the app's Redis client closes).
-func (s *stack) inProcessWorker() {
-	ctx, cancel := context.WithCancel(s.ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := s.app.RunWorker(ctx); err != nil {
-			s.t.Errorf("in-test worker: %v", err)
-		}
-	}()
-	s.t.Cleanup(func() {
-		began := time.Now()
-		ins := asynq.NewInspectorFromRedisClient(s.app.Redis)
-		qs, _ := ins.Queues()
-		for _, q := range qs {
-			act, _ := ins.ListActiveTasks(q)
-			for _, a := range act {
-				s.t.Logf("DIAG active %s %s %s", q, a.Type, a.Payload)
-			}
-		}
-		cancel()
-		<-done
-		s.t.Logf("in-test worker stopped in %s", time.Since(began).Round(time.Millisecond))
-	})
 }
 
 // stop signals the process and waits for it to exit (SIGKILL after timeout).
