@@ -189,10 +189,16 @@ func TestAdminFlow(t *testing.T) {
 	b.shot("queues")
 	b.open("/w/default/sources", `[data-testid=sources-table]`)
 	b.shot("sources")
+	b.open("/w/default/destinations", `[data-testid=destination-form]`)
+	b.shot("destinations")
+	b.open("/w/default/guards", `[data-testid=loop-form]`)
+	b.shot("guards")
 	b.open("/w/default/", `[data-testid=funnel]`)
 	if got := b.text(`[data-testid=funnel]`); !strings.Contains(got, "Proposal") {
 		t.Fatalf("funnel: %q", got)
 	}
 	b.checkConsole()
-	_ = jane
+	if ev, err := st.store.EventGet(ctx, 1, jane); err != nil || ev.Status != models.EventApplied {
+		t.Fatalf("Jane's first event: %+v %v", ev, err)
+	}
 }

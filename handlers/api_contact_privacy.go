@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -48,18 +49,29 @@ func (a *API) EraseContact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := a.Store.Tx(r.Context(), func(tx *models.Store) error {
+		remote, err := tx.ContactRemoteIDs(r.Context(), c.ID)
+		if err != nil {
+			return err
+		}
 		if in.CRMDelete {
-			// The relay resolves the CRM record from its own sync state; the
-			// request carries no personal data.
-			body, _ := json.Marshal(map[string]string{"contact_id": c.ID})
+			// The built-in sandbox is leadgate's own table: deleted now.
+			if err := models.EraseSandboxRecords(r.Context(), tx, remote); err != nil {
+				return err
+			}
+		}
+		hooks := append([]func(context.Context, *models.Store, models.Contact) error{models.EraseSyncState}, a.EraseHooks...)
+		if err := tx.ContactErase(r.Context(), c, hooks...); err != nil {
+			return err
+		}
+		if in.CRMDelete {
+			// Real CRMs get a delete request naming their record ids only
+			// (no personal data), delivered by the side-effect relay.
+			body, _ := json.Marshal(map[string]any{"contact_id": c.ID, "remote_ids": remote})
 			cid := c.ID
 			if _, err := tx.OutboxAdd(r.Context(), models.OutboxRow{WorkspaceID: c.WorkspaceID, ContactID: &cid, Kind: models.OutboxSideEffect,
 				StableID: "erase:" + c.ID, Action: "crm_delete", Payload: body}); err != nil {
 				return err
 			}
-		}
-		if err := tx.ContactErase(r.Context(), c, a.EraseHooks...); err != nil {
-			return err
 		}
 		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: c.WorkspaceID, Actor: actor(r), Action: "contact.erase",
 			SubjectType: "contact_privacy", SubjectID: c.ID, After: map[string]any{"crm_delete": in.CRMDelete}})

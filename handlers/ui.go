@@ -61,6 +61,9 @@ type UI struct {
 	// Guards serves the guard settings; the guard pages reuse its validation
 	// and side effects (nil: the guard pages are not offered).
 	Guards *GuardsAPI
+	// Destinations serves the CRM sync's settings; the destination pages go
+	// through it (nil: the pages say the sync is not configured).
+	Destinations *Destinations
 	// EraseHooks erase a contact from tables owned by other packages, as the API's do.
 	EraseHooks []func(ctx context.Context, st *models.Store, c models.Contact) error
 }

@@ -28,6 +28,18 @@ func pipelineMutations(contact string, dl int64, src int64) []uiMutation {
 		{"POST", "/w/default/stages/draft", with(defaultRulesForm(), "op", "up:1"), models.RoleEditor},
 		{"POST", "/w/default/stages/dry-run", defaultRulesForm(), models.RoleEditor},
 		{"POST", "/w/default/stages/sources/" + strconv.FormatInt(src, 10), url.Values{"stage_event": {"a"}, "stage_name": {"SQL"}}, models.RoleEditor},
+		{"POST", "/w/default/destinations", url.Values{"name": {"S"}, "kind": {"sandbox"}}, models.RoleEditor},
+		{"POST", "/w/default/destinations/1", url.Values{"name": {"S"}}, models.RoleEditor},
+		{"POST", "/w/default/destinations/1/paused", url.Values{"paused": {"true"}}, models.RoleEditor},
+		{"POST", "/w/default/destinations/1/test", nil, models.RoleEditor},
+		{"POST", "/w/default/guards/loop", url.Values{"breaker_max": {"3"}}, models.RoleEditor},
+		{"POST", "/w/default/guards/breakers/" + contact + "/reset", nil, models.RoleEditor},
+		{"POST", "/w/default/guards/filters/" + strconv.FormatInt(src, 10), url.Values{"rule_expr": {"true"}}, models.RoleEditor},
+		{"POST", "/w/default/guards/silence", url.Values{"metric": {"apply"}}, models.RoleEditor},
+		{"POST", "/w/default/guards/silence/1/delete", nil, models.RoleEditor},
+		{"POST", "/w/default/guards/channels", url.Values{"name": {"x"}, "kind": {"webhook"}}, models.RoleEditor},
+		{"POST", "/w/default/guards/channels/1/test", nil, models.RoleEditor},
+		{"POST", "/w/default/guards/channels/1/delete", nil, models.RoleEditor},
 		{"GET", "/queues", nil, models.RoleAdmin},
 		{"POST", "/queues/maintenance/archived/x/run", nil, models.RoleAdmin},
 		{"POST", "/queues/maintenance/archived/x/delete", nil, models.RoleAdmin},
@@ -73,7 +85,7 @@ func TestUIPipelineRolesCSRFAndSignIn(t *testing.T) {
 	viewer := e.signedIn(models.RoleViewer)
 	reads := []string{"/w/default/contacts", "/w/default/contacts/" + contact.ID, "/w/default/dead-letters",
 		"/w/default/dead-letters/" + strconv.FormatInt(d.ID, 10), "/w/default/stages", "/w/default/sales",
-		"/w/default/sales/export.csv?what=conversion"}
+		"/w/default/sales/export.csv?what=conversion", "/w/default/destinations", "/w/default/guards"}
 	for _, p := range reads {
 		expectStatus(t, "viewer "+p, viewer.get(p), http.StatusOK)
 	}

@@ -121,7 +121,8 @@ func (s *Service) fastGate(ctx context.Context, batch []models.IngestItem) ([]mo
 		if storedKey == "" {
 			storedKey = batch[i].Key
 		}
-		if err := s.Store.DuplicateCount(ctx, batch[i].Event.WorkspaceID, storedKey); err != nil {
+		// Counted even when the sender hangs up: the delivery did reach us.
+		if err := s.Store.DuplicateCount(context.WithoutCancel(ctx), batch[i].Event.WorkspaceID, storedKey); err != nil {
 			s.Log.Warn("ingest: duplicate not counted", "err", err)
 		}
 	}

@@ -32,7 +32,7 @@ type Deps struct {
 // NewMux registers every task handler.
 func NewMux(d Deps) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
-	mux.Handle(TypeSweepStranded, &SweepStranded{Store: d.Store, Queue: d.Queue, Log: d.Log, Grace: 30 * time.Second})
+	mux.Handle(TypeSweepStranded, &SweepStranded{Store: d.Store, Queue: d.Queue, Log: d.Log, Grace: 20 * time.Second})
 	mux.Handle(TypeRetention, &Retention{Store: d.Store, Log: d.Log, Idempotency: d.RetentionIdempotency, Payloads: d.RetentionPayloads})
 	var applyEvent asynq.Handler = &ApplyEvent{Applier: d.Applier}
 	if d.Sync != nil {
@@ -47,7 +47,7 @@ func NewMux(d Deps) *asynq.ServeMux {
 // DefaultPeriodic is the scheduler's timetable.
 func DefaultPeriodic() []Periodic {
 	return []Periodic{
-		{Spec: "@every 30s", Task: NewSweepStrandedTask},
+		{Spec: "@every 15s", Task: NewSweepStrandedTask},
 		{Spec: "@every 15m", Task: NewRetentionTask},
 		{Spec: "@every 1m", Task: NewGuardCheckAlarmsTask},
 		{Spec: "@every 1m", Task: NewGuardHeartbeatTask},

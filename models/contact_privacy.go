@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 )
 
@@ -42,9 +41,6 @@ func (s *Store) ContactExportAll(ctx context.Context, c Contact) (ContactExport,
 	return x, nil
 }
 
-// ErasedMarker replaces erased JSON documents.
-var erasedMarker = json.RawMessage(`{"erased":true}`)
-
 // ContactErase strips every personal field of a contact from leadgate's
 // tables, keeping the rows (outcomes, counts, stage history) anonymized. Call
 // it inside a transaction; extra statements run after the built-in ones so
@@ -52,16 +48,16 @@ var erasedMarker = json.RawMessage(`{"erased":true}`)
 func (s *Store) ContactErase(ctx context.Context, c Contact, extra ...func(ctx context.Context, st *Store, c Contact) error) error {
 	db := s.db.WithContext(ctx)
 	eventScope := "(contact_id = @id OR (workspace_id = @ws AND ((email IS NOT NULL AND email = @email) OR (phone IS NOT NULL AND phone = @phone))))"
-	named := map[string]any{"id": c.ID, "ws": c.WorkspaceID, "email": c.Email, "phone": c.Phone, "erased": erasedMarker}
+	named := map[string]any{"id": c.ID, "ws": c.WorkspaceID, "email": c.Email, "phone": c.Phone}
 	stmts := []string{
 		`UPDATE dead_letters SET payload = NULL, reason = '[erased]' WHERE contact_id = @id OR event_id IN (SELECT id FROM events WHERE ` + eventScope + `)`,
 		`UPDATE events SET email = NULL, email_raw = NULL, email_problem = NULL, phone = NULL, phone_raw = NULL, phone_problem = NULL,
 			first_name = NULL, last_name = NULL, company = NULL, fields = '{}', attribution = '{}', payload = NULL, hydration = NULL,
 			rule_overrides = NULL, reason = CASE WHEN reason = '' THEN '' ELSE '[erased]' END WHERE ` + eventScope,
 		`DELETE FROM observations WHERE contact_id = @id`,
-		`UPDATE outbox SET payload = @erased WHERE contact_id = @id`,
-		`UPDATE audit_log SET before = CASE WHEN before IS NULL THEN NULL ELSE @erased END, after = CASE WHEN after IS NULL THEN NULL ELSE @erased END
-			WHERE subject_type = 'contact' AND subject_id = @id::text`,
+		`UPDATE outbox SET payload = '{"erased":true}'::jsonb WHERE contact_id = @id`,
+		`UPDATE audit_log SET before = CASE WHEN before IS NULL THEN NULL ELSE '{"erased":true}'::jsonb END, after = CASE WHEN after IS NULL THEN NULL ELSE '{"erased":true}'::jsonb END
+			WHERE subject_type = 'contact' AND subject_id = CAST(@id AS text)`,
 		`UPDATE stage_history SET reason = '[erased]' WHERE contact_id = @id AND reason <> ''`,
 		`UPDATE contacts SET email = NULL, phone = NULL, first_name = NULL, last_name = NULL, company = NULL, fields = '{}',
 			first_touch = '{}', tags = '[]', score_breakdown = '[]', erased_at = now(), updated_at = now() WHERE id = @id OR merged_into = @id`,

@@ -40,6 +40,7 @@ func Routes(d Deps) http.Handler {
 	// Public: webhooks, health and metrics.
 	r.Get("/healthz", d.Health.Live)
 	r.Get("/readyz", d.Health.Ready)
+	r.Get("/api/v1/openapi.json", handlers.OpenAPI) // public: describes the API, holds no data
 	r.Handle("/metrics", d.Metrics)
 	r.With(middleware.Timeout(10*time.Second)).Post("/hooks/{token}", d.Hooks.ReceiveWebhook)
 	r.Get("/hooks/{token}", d.Hooks.ReceiveWebhook) // Meta's hub.challenge handshake

@@ -91,6 +91,23 @@ func UIRoutes(d UIDeps) func(r chi.Router) {
 					r.With(editor).Post("/stages/dry-run", ui.DryRunStageRulesUI)
 					r.Get("/stages/versions/{version}", ui.ShowStageRulesVersion)
 					r.With(editor).Post("/stages/sources/{id}", ui.SaveSourceMapping)
+
+					r.Get("/destinations", ui.ListDestinations)
+					r.With(editor).Post("/destinations", ui.CreateDestination)
+					r.Get("/destinations/{id}", ui.ShowDestination)
+					r.With(editor).Post("/destinations/{id}", ui.UpdateDestinationUI)
+					r.With(editor).Post("/destinations/{id}/paused", ui.SetDestinationPaused)
+					r.With(editor).Post("/destinations/{id}/test", ui.TestDestination)
+
+					r.Get("/guards", ui.ShowGuards)
+					r.With(editor).Post("/guards/loop", ui.SaveLoopSettings)
+					r.With(editor).Post("/guards/breakers/{contact}/reset", ui.ResetBreakerUI)
+					r.With(editor).Post("/guards/filters/{id}", ui.SaveSourceFilters)
+					r.With(editor).Post("/guards/silence", ui.CreateSilenceAlarmUI)
+					r.With(editor).Post("/guards/silence/{id}/delete", ui.DeleteSilenceAlarmUI)
+					r.With(editor).Post("/guards/channels", ui.CreateAlertChannelUI)
+					r.With(editor).Post("/guards/channels/{id}/test", ui.TestAlertChannelUI)
+					r.With(editor).Post("/guards/channels/{id}/delete", ui.DeleteAlertChannelUI)
 				})
 
 				r.Get("/workspaces", ui.ListWorkspaces)

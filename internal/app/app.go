@@ -96,6 +96,8 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 	a.Sync.Relay.Runaway = &jobs.Runaway{Redis: a.Redis}
 	a.Guards.Monitor.Destinations = jobs.DestinationProbe(store)
 	a.Hydrator = hydrate.New(store, a.Box, a.Redis)
+	a.Applier.Hydrator = a.Hydrator
+	a.Applier.Guards = apply.Guards{Writes: a.Guards.Writes, Breaker: a.Guards.Breaker}
 	return a, nil
 }
 
@@ -190,7 +192,8 @@ func (a *App) UIRoutes() (func(chi.Router), error) {
 		Limiter: handlers.NewLoginLimiter(5, 15*time.Minute), Assets: assets.Views(),
 		PublicURL: a.Cfg.PublicURL, Log: a.Log, Now: time.Now,
 		Applier: a.Applier, Redis: a.Redis,
-		Guards: &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender},
+		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender},
+		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log},
 	}
 	return web.UIRoutes(web.UIDeps{
 		Pages: pages, Sessions: sessions, Assets: assets, Store: a.Store, Log: a.Log,
@@ -232,6 +235,9 @@ func (a *App) RunWorker(ctx context.Context) error {
 		ErrorHandler:    jobs.ErrorReporter{Log: a.Log},
 		RetryDelayFunc:  jobs.RetryDelay,
 		IsFailure:       jobs.IsFailure,
+		// A busy contact asks to be retried in 50-250 ms and a waiting event in
+		// 1.5 s; the 5 s default check would stretch both.
+		DelayedTaskCheckInterval: 250 * time.Millisecond,
 	})
 	if err := srv.Start(jobs.NewMux(a.JobDeps())); err != nil {
 		return fmt.Errorf("worker: %w", err)

@@ -36,6 +36,10 @@ type Applier struct {
 	// Batch caps how many pending events of one contact one run applies.
 	Batch int
 	Now   func() time.Time
+	// Hydrator fetches id-only leads from their provider (nil: they wait).
+	Hydrator Hydrator
+	// Guards suppress CRM echoes and hold runaway contacts (zero: off).
+	Guards Guards
 
 	// parsed caches decoded rule sets by workspace and version: the version
 	// is read in every run, the JSON decoded only when it changes.
@@ -109,7 +113,11 @@ func (a *Applier) Apply(ctx context.Context, eventID string) error {
 		return err
 	}
 	if len(ev.Hydration) > 0 && ev.Email == nil && ev.Phone == nil {
-		return a.awaitHydration(ctx, ev)
+		hydrated, ok, err := a.hydrate(ctx, ev)
+		if err != nil || !ok {
+			return err
+		}
+		ev = hydrated
 	}
 	email, phone := a.contactIdentity(ctx, ev)
 	var later []delayed
@@ -303,15 +311,6 @@ func failureDelay(n int) time.Duration {
 		n = 8
 	}
 	return 2 * time.Second << (n - 1)
-}
-
-// awaitHydration parks an id-only event until a provider client can fetch
-// the lead; the stranded sweep picks it up again after the delay.
-func (a *Applier) awaitHydration(ctx context.Context, ev models.Event) error {
-	next := a.now().Add(15 * time.Minute)
-	return a.Store.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: models.EventWaiting,
-		Reason:   "waiting for hydration: the payload carries only a provider id and no provider client is configured for it",
-		Attempts: ev.Attempts, NextAttemptAt: &next})
 }
 
 func findEvent(batch []models.Event, id string) (models.Event, bool) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/leadgate/leadgate/guards/loop"
 	"github.com/leadgate/leadgate/lifecycle"
 	"github.com/leadgate/leadgate/models"
 )
@@ -24,6 +25,8 @@ type applyRun struct {
 	later *[]delayed
 	// actorName overrides the actor recorded in history (operator replays).
 	actorName string
+	// loop is the workspace's loop-guard settings, loaded on first use.
+	loop *models.LoopSettings
 	// override forces a replay choice (see ReplayMode).
 	override ReplayMode
 	forceTo  string
@@ -79,6 +82,9 @@ func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
 	if id.conflict != "" {
 		return r.quarantine(ctx, ev, id.contact, "identity_conflict", id.conflict)
 	}
+	if echo, why := r.echo(ctx, ev, src); echo {
+		return r.tx.EventSetOutcome(ctx, ev.ID, models.EventOutcome{Status: models.EventDropped, Reason: why, ContactID: contactID(id.contact), Attempts: ev.Attempts})
+	}
 	p := proposal(ev, src)
 	lc := lifecycle.Contact{}
 	if id.contact != nil {
@@ -88,7 +94,13 @@ func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
 		}
 	}
 	d := rules.Decide(lc, p)
+	if loop.IsCRMSource(src.Kind) && id.contact != nil {
+		d = humanCorrection(rules, ev, lc)
+	}
 	d = r.applyOverride(rules, lc, p, d)
+	if held, err := r.breakerHolds(ctx, ev, id.contact, d); err != nil || held {
+		return err
+	}
 	switch d.Outcome {
 	case lifecycle.Wait:
 		return r.wait(ctx, ev, d.Reason)

@@ -75,6 +75,9 @@ type stack struct {
 	srv   *httptest.Server
 	token string
 	ws    int64
+
+	mu      sync.Mutex
+	workers map[string]*worker
 }
 
 // swSource is a standard-webhooks source created through the API.
@@ -85,7 +88,7 @@ type swSource struct {
 func newStack(t testing.TB) *stack {
 	t.Helper()
 	ctx := context.Background()
-	s := &stack{t: t, ctx: ctx}
+	s := &stack{t: t, ctx: ctx, workers: map[string]*worker{}}
 	s.srv = httptest.NewUnstartedServer(nil)
 	s.env = map[string]string{
 		"LEADGATE_DATABASE_URL":       testkit.Database(t),
@@ -107,6 +110,7 @@ func newStack(t testing.TB) *stack {
 	if err := s.store.Migrate(ctx, testLogger()); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
+	t.Cleanup(s.stopWorkers) // before the database and Redis DB go away
 	if s.app, err = app.New(ctx, cfg, s.store, testLogger()); err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
@@ -273,7 +277,7 @@ type worker struct {
 }
 
 // worker starts a worker process on the stack's database and Redis DB; it is
-// stopped (SIGTERM, then SIGKILL) when the test ends.
+// stopped when the test ends.
 func (s *stack) worker(name string) *worker {
 	s.t.Helper()
 	cmd := exec.Command(leadgateBinary(s.t), "serve", "--role", "worker")
@@ -287,15 +291,31 @@ func (s *stack) worker(name string) *worker {
 		s.t.Fatalf("start worker %s: %v", name, err)
 	}
 	go func() { _ = cmd.Wait(); close(w.done) }()
-	s.t.Cleanup(func() {
-		began := time.Now()
-		w.stop(syscall.SIGTERM, 25*time.Second)
-		s.t.Logf("worker %s stopped in %s", name, time.Since(began).Round(time.Millisecond))
+	s.mu.Lock()
+	s.workers[name] = w
+	s.mu.Unlock()
+	return w
+}
+
+// stopWorkers stops every worker process at once: SIGTERM, then SIGKILL
+// after 3 s (the assertions are done; a slow graceful shutdown proves nothing).
+func (s *stack) stopWorkers() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var wg sync.WaitGroup
+	for name, w := range s.workers {
+		wg.Go(func() {
+			began := time.Now()
+			w.stop(syscall.SIGTERM, 3*time.Second)
+			s.t.Logf("worker %s stopped in %s", name, time.Since(began).Round(time.Millisecond))
+		})
+	}
+	wg.Wait()
+	for name, w := range s.workers {
 		if logs := w.log.String(); strings.Contains(logs, "level=ERROR") || testing.Verbose() {
 			s.t.Logf("worker %s log:\n%s", name, tail(logs, 4000))
 		}
-	})
-	return w
+	}
 }
 
 // stop signals the process and waits for it to exit (SIGKILL after timeout).

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leadgate/leadgate/guards/loop"
 	"github.com/leadgate/leadgate/lifecycle"
 	"github.com/leadgate/leadgate/models"
 )
@@ -74,7 +75,7 @@ func (r *applyRun) update(ctx context.Context, c *models.Contact, ev models.Even
 		entered := d.EnteredAt
 		c.Stage, c.StageEnteredAt, ch.enteredStage, ch.changed = d.NewStage, &entered, d.NewStage, true
 	}
-	for _, t := range d.Tags {
+	for _, t := range append(append([]string{}, d.Tags...), filterTags(ev)...) {
 		if !slices.Contains(c.Tags, t) {
 			c.Tags = append(c.Tags, t)
 			ch.tags = append(ch.tags, t)
@@ -137,11 +138,11 @@ func (r *applyRun) write(ctx context.Context, c *models.Contact, created bool, o
 func (r *applyRun) observations(c *models.Contact, ev models.Event, src models.Source, basis string) []models.Observation {
 	var obs []models.Observation
 	for k, v := range eventFields(ev) {
-		if k == "phone_verified" {
+		if k == "phone_verified" || k == "filter_tags" {
 			continue
 		}
 		obs = append(obs, models.Observation{WorkspaceID: c.WorkspaceID, ContactID: c.ID, Field: k, Value: v, Source: src.Name,
-			ObservedAt: ev.OccurredAt, Basis: basis, EventID: &ev.ID})
+			ObservedAt: ev.OccurredAt, Basis: basis, EventID: &ev.ID, Human: loop.IsCRMSource(src.Kind)})
 	}
 	return obs
 }

@@ -1,0 +1,397 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/leadgate/leadgate/guards/alert"
+	"github.com/leadgate/leadgate/guards/filter"
+	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/views"
+)
+
+// guardForms carries what was typed into one of the guard page's forms and its errors.
+type guardForms struct {
+	loop    *views.LoopForm
+	filters map[int64][]views.FilterRule
+	alarm   views.SilenceForm
+	channel views.ChannelForm
+	errs    map[string]views.FieldErrors
+}
+
+// ShowGuards renders the guards and alerts page.
+func (u *UI) ShowGuards(w http.ResponseWriter, r *http.Request) {
+	u.guardsPage(w, r, http.StatusOK, guardForms{})
+}
+
+func (u *UI) guardsPage(w http.ResponseWriter, r *http.Request, status int, f guardForms) {
+	ws := workspaceFrom(r)
+	ctx := r.Context()
+	v := views.GuardsView{Workspace: wsRef(ws), Available: u.Guards != nil, CanEdit: canEdit(r), Now: u.now(), Errors: f.errs,
+		NewAlarm: f.alarm, NewChan: f.channel, Severity: []views.Option{{Value: alert.SeverityWarning, Label: "warning"},
+			{Value: alert.SeverityCritical, Label: "critical"}, {Value: alert.SeverityInfo, Label: "info"}},
+		Kinds: []views.Option{{Value: alert.KindSlack, Label: "Slack"}, {Value: alert.KindWebhook, Label: "Webhook"},
+			{Value: alert.KindTelegram, Label: "Telegram"}, {Value: alert.KindPagerDuty, Label: "PagerDuty"}, {Value: alert.KindEmail, Label: "Email"}}}
+	if !v.Available {
+		u.page(w, r, status, views.NavGuards, "Guards & alerts", func(m views.PageMeta) templ.Component { return views.GuardsPage(m, v) })
+		return
+	}
+	settings, err := u.Store.GuardSettingsGet(ctx, ws.ID)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	v.Loop = loopForm(settings.Loop)
+	if f.loop != nil {
+		v.Loop = *f.loop
+	}
+	breakers, err := u.Store.BreakerList(ctx, ws.ID, models.BreakerTripped, models.Page{Limit: 50})
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	for _, b := range breakers {
+		v.Breakers = append(v.Breakers, views.BreakerRow{ContactID: b.ContactID, Trips: b.Trips, Reason: b.Reason, TrippedAt: b.TrippedAt})
+	}
+	names, err := u.sourceOptions(r, ws.ID, &v.Sources)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	for _, o := range v.Sources {
+		id, _ := strconv.ParseInt(o.Value, 10, 64)
+		rules, ok := f.filters[id]
+		if !ok {
+			if rules, err = u.filterRules(r, ws.ID, id); err != nil {
+				u.serverError(w, r, err)
+				return
+			}
+		}
+		v.Filters = append(v.Filters, views.SourceFilters{ID: id, Name: o.Label, Rules: append(rules, views.FilterRule{Action: filter.ActionDrop})})
+	}
+	alarms, err := u.Store.SilenceAlarmList(ctx, ws.ID)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	for _, a := range alarms {
+		scope := "the whole workspace"
+		if a.SourceID != nil {
+			scope = names[*a.SourceID]
+		}
+		v.Silence = append(v.Silence, views.SilenceRow{ID: a.ID, Scope: scope, Metric: a.Metric, Threshold: minutes(a.ThresholdSeconds),
+			Reminder: minutes(a.ReminderSeconds), MinVolume: a.MinDailyVolume, Enabled: a.Enabled, Silent: a.Silent, SilentFrom: a.SilentSince})
+	}
+	channels, err := u.Store.AlertChannelList(ctx, ws.ID, false)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	for _, c := range channels {
+		cv := u.Guards.channelView(c)
+		target := cv.Config.URL
+		switch {
+		case cv.Config.ChatID != "":
+			target = "chat " + cv.Config.ChatID
+		case len(cv.Config.To) > 0:
+			target = strings.Join(cv.Config.To, ", ")
+		}
+		v.Channels = append(v.Channels, views.ChannelRow{ID: c.ID, Name: c.Name, Kind: c.Kind, MinSeverity: orDefault(c.MinSeverity, alert.SeverityWarning),
+			Enabled: c.Enabled, Target: target, SecretsSet: strings.Join(cv.SecretsSet, ", "), LastTestAt: c.LastTestAt, LastTestErr: c.LastTestError})
+	}
+	u.page(w, r, status, views.NavGuards, "Guards & alerts", func(m views.PageMeta) templ.Component { return views.GuardsPage(m, v) })
+}
+
+func minutes(secs int) string {
+	d := time.Duration(secs) * time.Second
+	if d >= time.Hour && d%time.Hour == 0 {
+		return strconv.Itoa(int(d.Hours())) + " h"
+	}
+	return strconv.Itoa(int(d.Minutes())) + " min"
+}
+
+func loopForm(s models.LoopSettings) views.LoopForm {
+	num := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return strconv.Itoa(n)
+	}
+	return views.LoopForm{EchoDisabled: s.EchoDisabled, EchoWindow: num(s.EchoWindowSeconds), LoopField: s.LoopField, LoopValue: s.LoopValue,
+		SyncField: s.SyncField, BreakerDisabled: s.BreakerDisabled, BreakerMax: num(s.BreakerMax), BreakerWindow: num(s.BreakerWindowSeconds)}
+}
+
+func (u *UI) filterRules(r *http.Request, wsID, sourceID int64) ([]views.FilterRule, error) {
+	f, err := u.Store.SourceFilterGet(r.Context(), wsID, sourceID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rules, _ := filter.ParseRules(f.Rules)
+	out := make([]views.FilterRule, 0, len(rules))
+	for _, rule := range rules {
+		out = append(out, views.FilterRule{Name: rule.Name, Expr: rule.Expr, Action: rule.Action})
+	}
+	return out, nil
+}
+
+// guardFailed re-renders the page with the API's error inline on form
+// (field mapped by fieldOf), or answers a server error; it reports whether
+// the result was a failure.
+func (u *UI) guardFailed(w http.ResponseWriter, r *http.Request, res apiResult, f guardForms, form string, fieldOf func(string) string) bool {
+	if res.OK() {
+		return false
+	}
+	if res.Status >= 500 || res.Status == http.StatusNotFound && res.Field != "" && res.Field != "contact" {
+		u.serverError(w, r, errors.New("ui: guards "+form+": "+strconv.Itoa(res.Status)+" "+res.Error))
+		return true
+	}
+	f.errs = map[string]views.FieldErrors{form: {fieldOf(res.Field): capitalize(res.Error)}}
+	u.guardsPage(w, r, http.StatusUnprocessableEntity, f)
+	return true
+}
+
+func guardsPath(r *http.Request) string { return "/w/" + workspaceFrom(r).Slug + "/guards" }
+
+// SaveLoopSettings saves the loop breaker through the API's handler.
+func (u *UI) SaveLoopSettings(w http.ResponseWriter, r *http.Request) {
+	cur, err := u.Store.GuardSettingsGet(r.Context(), workspaceFrom(r).ID)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	form := views.LoopForm{EchoDisabled: r.PostFormValue("echo_disabled") == "true", EchoWindow: strings.TrimSpace(r.PostFormValue("echo_window_seconds")),
+		LoopField: strings.TrimSpace(r.PostFormValue("loop_field")), LoopValue: strings.TrimSpace(r.PostFormValue("loop_value")),
+		SyncField: strings.TrimSpace(r.PostFormValue("sync_field")), BreakerDisabled: r.PostFormValue("breaker_disabled") == "true",
+		BreakerMax: strings.TrimSpace(r.PostFormValue("breaker_max")), BreakerWindow: strings.TrimSpace(r.PostFormValue("breaker_window_seconds"))}
+	in := cur.Loop // keeps what the form does not show (HubSpot own source ids)
+	in.EchoDisabled, in.LoopField, in.LoopValue, in.SyncField, in.BreakerDisabled = form.EchoDisabled, form.LoopField, form.LoopValue, form.SyncField, form.BreakerDisabled
+	errs := views.FieldErrors{}
+	for _, n := range []struct {
+		name, raw string
+		dst       *int
+	}{{"echo_window_seconds", form.EchoWindow, &in.EchoWindowSeconds}, {"breaker_max", form.BreakerMax, &in.BreakerMax},
+		{"breaker_window_seconds", form.BreakerWindow, &in.BreakerWindowSeconds}} {
+		*n.dst = 0
+		if n.raw == "" {
+			continue
+		}
+		v, err := strconv.Atoi(n.raw)
+		if err != nil || v < 0 {
+			errs[n.name] = "Enter a whole number (empty for the default)."
+			continue
+		}
+		*n.dst = v
+	}
+	f := guardForms{loop: &form}
+	if errs.Any() {
+		f.errs = map[string]views.FieldErrors{"loop": errs}
+		u.guardsPage(w, r, http.StatusUnprocessableEntity, f)
+		return
+	}
+	res := u.viaAPI(r, u.Guards.PutLoopSettings, http.MethodPut, in)
+	if u.guardFailed(w, r, res, f, "loop", func(s string) string { return orDefault(s, "form") }) {
+		return
+	}
+	u.flashRedirect(w, r, guardsPath(r), "ok", "Loop breaker settings saved.")
+}
+
+// ResetBreakerUI closes a contact's tripped circuit breaker.
+func (u *UI) ResetBreakerUI(w http.ResponseWriter, r *http.Request) {
+	res := u.viaAPI(r, u.Guards.ResetBreaker, http.MethodPost, nil)
+	switch {
+	case res.OK():
+		u.flashRedirect(w, r, guardsPath(r), "ok", "Circuit breaker reset: the contact's events flow again. Its held dead letters wait for you.")
+	case res.Status < 500:
+		u.flashRedirect(w, r, guardsPath(r), "error", capitalize(res.Error))
+	default:
+		u.serverError(w, r, errors.New("ui: reset breaker: "+res.Error))
+	}
+}
+
+// SaveSourceFilters replaces a source's filter rules after compiling them.
+func (u *UI) SaveSourceFilters(w http.ResponseWriter, r *http.Request) {
+	src, ok := u.loadSource(w, r)
+	if !ok {
+		return
+	}
+	_ = r.ParseForm()
+	names, exprs, actions := r.PostForm["rule_name"], r.PostForm["rule_expr"], r.PostForm["rule_action"]
+	var typed []views.FilterRule
+	rules := []filter.Rule{}
+	for i := range min(len(exprs), maxRuleRows) {
+		rule := views.FilterRule{Expr: strings.TrimSpace(exprs[i]), Action: filter.ActionDrop}
+		if i < len(names) {
+			rule.Name = strings.TrimSpace(names[i])
+		}
+		if i < len(actions) {
+			rule.Action = actions[i]
+		}
+		if rule.Expr == "" {
+			continue
+		}
+		if rule.Name == "" {
+			rule.Name = "rule " + strconv.Itoa(len(rules)+1)
+		}
+		typed = append(typed, rule)
+		rules = append(rules, filter.Rule{Name: rule.Name, Expr: rule.Expr, Action: rule.Action})
+	}
+	f := guardForms{filters: map[int64][]views.FilterRule{src.ID: typed}}
+	res := u.viaAPI(r, u.Guards.PutSourceFilters, http.MethodPut, map[string]any{"rules": rules})
+	key := "filters-" + strconv.FormatInt(src.ID, 10)
+	if u.guardFailed(w, r, res, f, key, func(string) string { return "form" }) {
+		return
+	}
+	u.flashRedirect(w, r, guardsPath(r), "ok", "Filters of "+src.Name+" saved ("+strconv.Itoa(len(rules))+" rule(s)).")
+}
+
+// CreateSilenceAlarmUI adds a silence alarm.
+func (u *UI) CreateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
+	form := views.SilenceForm{SourceID: r.PostFormValue("source_id"), Metric: r.PostFormValue("metric"),
+		ThresholdMinutes: strings.TrimSpace(r.PostFormValue("threshold_minutes")), ReminderMinutes: strings.TrimSpace(r.PostFormValue("reminder_minutes"))}
+	body := map[string]any{"metric": form.Metric}
+	errs := views.FieldErrors{}
+	if form.SourceID != "" {
+		id, err := strconv.ParseInt(form.SourceID, 10, 64)
+		if err != nil {
+			errs["source_id"] = "Pick a source or the whole workspace."
+		}
+		body["source_id"] = id
+	}
+	for key, raw := range map[string]string{"threshold_minutes": form.ThresholdMinutes, "reminder_minutes": form.ReminderMinutes} {
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			errs[key] = "Enter a whole number of minutes."
+			continue
+		}
+		body[strings.Replace(key, "_minutes", "_seconds", 1)] = n * 60
+	}
+	f := guardForms{alarm: form}
+	if errs.Any() {
+		f.errs = map[string]views.FieldErrors{"silence": errs}
+		u.guardsPage(w, r, http.StatusUnprocessableEntity, f)
+		return
+	}
+	res := u.viaAPI(r, u.Guards.CreateSilenceAlarm, http.MethodPost, body)
+	if u.guardFailed(w, r, res, f, "silence", func(s string) string {
+		switch s {
+		case "source_id", "metric":
+			return s
+		case "threshold_seconds":
+			return "threshold_minutes"
+		case "reminder_seconds":
+			return "reminder_minutes"
+		}
+		return "form"
+	}) {
+		return
+	}
+	u.flashRedirect(w, r, guardsPath(r), "ok", "Silence alarm added.")
+}
+
+// DeleteSilenceAlarmUI removes a silence alarm.
+func (u *UI) DeleteSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
+	res := u.viaAPI(r, u.Guards.DeleteSilenceAlarm, http.MethodDelete, nil)
+	switch {
+	case res.OK():
+		u.flashRedirect(w, r, guardsPath(r), "ok", "Silence alarm deleted.")
+	case res.Status == http.StatusNotFound:
+		u.NotFound(w, r)
+	default:
+		u.serverError(w, r, errors.New("ui: delete silence alarm: "+res.Error))
+	}
+}
+
+// CreateAlertChannelUI adds an alert channel; the one secret field goes
+// where the chosen kind keeps its secret.
+func (u *UI) CreateAlertChannelUI(w http.ResponseWriter, r *http.Request) {
+	form := views.ChannelForm{Name: strings.TrimSpace(r.PostFormValue("name")), Kind: r.PostFormValue("kind"), MinSeverity: r.PostFormValue("min_severity"),
+		URL: strings.TrimSpace(r.PostFormValue("url")), ChatID: strings.TrimSpace(r.PostFormValue("chat_id")),
+		SMTPHost: strings.TrimSpace(r.PostFormValue("smtp_host")), Username: strings.TrimSpace(r.PostFormValue("username")),
+		From: strings.TrimSpace(r.PostFormValue("from")), To: strings.TrimSpace(r.PostFormValue("to"))}
+	secret := strings.TrimSpace(r.PostFormValue("secret"))
+	cfg := alert.Config{ChatID: form.ChatID, SMTPHost: form.SMTPHost, Username: form.Username, From: form.From}
+	var sec alert.Secrets
+	switch form.Kind {
+	case alert.KindSlack:
+		sec.WebhookURL = secret
+	case alert.KindWebhook:
+		cfg.URL, sec.SigningSecret = form.URL, secret
+	case alert.KindTelegram:
+		sec.BotToken = secret
+	case alert.KindPagerDuty:
+		sec.RoutingKey = secret
+	case alert.KindEmail:
+		sec.Password = secret
+		cfg.To = splitList(form.To)
+	}
+	body := channelInput{Name: form.Name, Kind: form.Kind, MinSeverity: form.MinSeverity, Config: cfg, Secrets: sec}
+	res := u.viaAPI(r, u.Guards.CreateAlertChannel, http.MethodPost, body)
+	if u.guardFailed(w, r, res, guardForms{channel: form}, "channel", channelField) {
+		return
+	}
+	u.flashRedirect(w, r, guardsPath(r), "ok", "Alert channel "+form.Name+" added. Send a test to check it.")
+}
+
+// channelField maps the API's field path onto the channel form's inputs.
+func channelField(f string) string {
+	head, _, _ := strings.Cut(f, "[")
+	switch head {
+	case "name", "kind", "min_severity":
+		return head
+	case "config.url":
+		return "url"
+	case "config.chat_id":
+		return "chat_id"
+	case "config.smtp_host":
+		return "smtp_host"
+	case "config.to":
+		return "to"
+	case "config.from":
+		return "from"
+	case "config.username":
+		return "username"
+	}
+	if strings.HasPrefix(head, "secrets.") {
+		return "secret"
+	}
+	return "form"
+}
+
+// TestAlertChannelUI sends a test alert and says how it went.
+func (u *UI) TestAlertChannelUI(w http.ResponseWriter, r *http.Request) {
+	res := u.viaAPI(r, u.Guards.TestAlertChannel, http.MethodPost, nil)
+	switch {
+	case res.OK():
+		u.flashRedirect(w, r, guardsPath(r), "ok", "Test alert sent.")
+	case res.Status == http.StatusNotFound:
+		u.NotFound(w, r)
+	case res.Status == http.StatusBadGateway:
+		u.flashRedirect(w, r, guardsPath(r), "error", "The test alert failed: "+res.Error)
+	default:
+		u.serverError(w, r, errors.New("ui: test alert channel: "+strconv.Itoa(res.Status)+" "+res.Error))
+	}
+}
+
+// DeleteAlertChannelUI removes an alert channel.
+func (u *UI) DeleteAlertChannelUI(w http.ResponseWriter, r *http.Request) {
+	res := u.viaAPI(r, u.Guards.DeleteAlertChannel, http.MethodDelete, nil)
+	switch {
+	case res.OK():
+		u.flashRedirect(w, r, guardsPath(r), "ok", "Alert channel deleted.")
+	case res.Status == http.StatusNotFound:
+		u.NotFound(w, r)
+	default:
+		u.serverError(w, r, errors.New("ui: delete alert channel: "+res.Error))
+	}
+}
