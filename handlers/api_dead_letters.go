@@ -113,7 +113,9 @@ func (a *API) GetDeadLetter(w http.ResponseWriter, r *http.Request) {
 		serverError(a.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, deadLetterView(d, true))
+	v := deadLetterView(d, true)
+	v.Payload = maskFor(r, v.Payload)
+	writeJSON(w, http.StatusOK, v)
 }
 
 // ReplayDeadLetter re-applies a quarantined event: {"mode":"apply_as_is"|"apply_fields_keep_stage"|"force_stage","stage":...}.

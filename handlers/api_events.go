@@ -111,7 +111,9 @@ func (a *API) GetEvent(w http.ResponseWriter, r *http.Request) {
 		serverError(a.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, eventView(e, true))
+	v := eventView(e, true)
+	v.Payload, v.Fields, v.Attribution = maskFor(r, v.Payload), maskFor(r, v.Fields), maskFor(r, v.Attribution)
+	writeJSON(w, http.StatusOK, v)
 }
 
 // GetStats answers CONTRACT.md's counters.

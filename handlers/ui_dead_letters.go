@@ -185,7 +185,7 @@ func (u *UI) deadLetterPage(w http.ResponseWriter, r *http.Request, status int, 
 		return
 	}
 	v := views.DeadLetterDetailView{Workspace: wsRef(ws), Row: deadLetterRow(d, names), EventID: deref(d.EventID), ContactID: deref(d.ContactID),
-		Payload: prettyJSON(d.Payload), NextRetry: d.NextRetryAt, ResolvedAt: d.ResolvedAt, ResolvedBy: deref(d.ResolvedBy),
+		Payload: prettyJSON(maskFor(r, d.Payload)), NextRetry: d.NextRetryAt, ResolvedAt: d.ResolvedAt, ResolvedBy: deref(d.ResolvedBy),
 		Resolution: deref(d.Resolution), Stages: stageOptions(rules), Form: form, CanEdit: canEdit(r), Now: u.now()}
 	if v.ContactID == "" && d.EventID != nil {
 		// A quarantined event names its contact even when the dead letter does not.

@@ -135,7 +135,7 @@ func (u *UI) ShowEvent(w http.ResponseWriter, r *http.Request) {
 		names[src.ID] = src.Name
 	}
 	v := views.EventDetailView{Workspace: wsRef(ws), Event: eventRow(e, names), OccurredAt: e.OccurredAt, Attempts: e.Attempts,
-		Payload: prettyJSON(e.Payload), Normalized: prettyJSON(e.Fields), Attribution: prettyJSON(e.Attribution)}
+		Payload: prettyJSON(maskFor(r, e.Payload)), Normalized: prettyJSON(maskFor(r, e.Fields)), Attribution: prettyJSON(maskFor(r, e.Attribution))}
 	if e.ContactID != nil {
 		v.ContactID = *e.ContactID
 	}

@@ -122,3 +122,49 @@ func countMatches(t *testing.T, h *harness, needle string) int {
 	}
 	return total
 }
+
+// TestViewersSeePayloadsWithPersonalFieldsMasked: the same event read by an
+// editor shows the payload; read by a viewer, its personal values are masked.
+func TestViewersSeePayloadsWithPersonalFieldsMasked(t *testing.T) {
+	h := newHarness(t, opts{})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	r := h.send(h.swDelivery(src, "msg_mask_1", `{"event_type":"form_submitted","email":"masked.person@example.com","phone":"(415) 555-0111","first_name":"Masked","fields":{"budget":"10k"}}`))
+	if r.Status != http.StatusOK {
+		t.Fatalf("deliver: %s", r)
+	}
+	id := r.str("event_id")
+	_, viewer, err := h.store.TokenCreate(context.Background(), "viewer", "viewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(token string) string {
+		req, _ := http.NewRequest(http.MethodGet, h.srv.URL+"/api/v1/workspaces/default/events/"+id, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		rep := h.do(req)
+		if rep.Status != http.StatusOK {
+			t.Fatalf("get event: %s", rep)
+		}
+		return string(rep.Raw)
+	}
+	full, masked := get(h.admin), get(viewer)
+	for _, personal := range []string{"masked.person@example.com", "555-0111", "Masked"} {
+		if !strings.Contains(full, personal) {
+			t.Errorf("admin view lacks %q", personal)
+		}
+	}
+	var doc struct {
+		Payload map[string]any `json:"payload"`
+	}
+	if err := json.Unmarshal([]byte(masked), &doc); err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(doc.Payload)
+	for _, personal := range []string{"masked.person@example.com", "555-0111", "Masked"} {
+		if strings.Contains(string(payload), personal) {
+			t.Errorf("viewer sees %q in the payload: %s", personal, payload)
+		}
+	}
+	if !strings.Contains(string(payload), "10k") {
+		t.Errorf("masking removed non-personal data: %s", payload)
+	}
+}
