@@ -7,8 +7,8 @@ import (
 
 func TestMaskPersonalHidesPersonalValuesAndKeepsTheRest(t *testing.T) {
 	cases := []struct {
-		name, in        string
-		gone, kept      []string
+		name, in   string
+		gone, kept []string
 	}{
 		{"generic lead", `{"email":"Jane@Example.com","phone":"(415) 555-0134","first_name":"Jane","last_name":"Doe","event_type":"form_submitted","fields":{"budget":"10k"}}`,
 			[]string{"Jane@Example.com", "555-0134", `"Jane"`, "Doe"}, []string{"form_submitted", "10k"}},
