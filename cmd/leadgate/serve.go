@@ -31,6 +31,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if cfg.DevSecret {
 		log.Warn("LEADGATE_SECRET_KEY is not set: using the built-in development key. Secrets at rest and sessions are NOT protected. Set LEADGATE_SECRET_KEY before real use.")
 	}
+	if *role != "all" && *role != "web" {
+		// Only the process that answers webhooks spools; the spool directory
+		// is locked by its owner, so a worker beside it must not open it.
+		cfg.SpoolDir = ""
+	}
 	a, err := app.New(ctx, cfg, store, log)
 	if err != nil {
 		return err

@@ -94,7 +94,10 @@ func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
 		}
 	}
 	d := rules.Decide(lc, p)
-	if loop.IsCRMSource(src.Kind) && id.contact != nil {
+	// A rep's change in the CRM carries a human's authority; crm-event
+	// payloads are proposals that go through the state machine (and their
+	// own state_machine_rules) like any lead event.
+	if loop.IsCRMSource(src.Kind) && src.Kind != "crm-event" && id.contact != nil {
 		d = humanCorrection(rules, ev, lc)
 	}
 	d = r.applyOverride(rules, lc, p, d)

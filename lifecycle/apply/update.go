@@ -142,7 +142,7 @@ func (r *applyRun) observations(c *models.Contact, ev models.Event, src models.S
 			continue
 		}
 		obs = append(obs, models.Observation{WorkspaceID: c.WorkspaceID, ContactID: c.ID, Field: k, Value: v, Source: src.Name,
-			ObservedAt: ev.OccurredAt, Basis: basis, EventID: &ev.ID, Human: loop.IsCRMSource(src.Kind)})
+			ObservedAt: ev.OccurredAt, Basis: basis, EventID: &ev.ID, Human: loop.IsCRMSource(src.Kind) && src.Kind != "crm-event"})
 	}
 	return obs
 }
