@@ -57,8 +57,10 @@ func (r *applyRun) echo(ctx context.Context, ev models.Event, src models.Source)
 // remembers (jobs.EchoValues): "stage" plus the contact's fields.
 func proposedValues(ev models.Event) map[string]string {
 	v := eventFields(ev)
-	for _, k := range []string{"last_automation_source", "sync_timestamp", "changeSource", "sourceId", "initiated_by", "initiated_from", "filter_tags"} {
-		delete(v, k)
+	for k := range v {
+		if crmMetaField(k) {
+			delete(v, k)
+		}
 	}
 	if s := deref(ev.TargetStage); s != "" {
 		v["stage"] = s
@@ -114,4 +116,15 @@ func (r *applyRun) breakerHolds(ctx context.Context, ev models.Event, c *models.
 		return false, nil
 	}
 	return true, r.quarantine(ctx, ev, c, loop.KindLoopSuspected, dec.Reason)
+}
+
+// crmMetaField names fields that describe a CRM webhook rather than the
+// contact (loop-breaker flag, who triggered it, filter tags): they are never
+// stored as contact fields nor compared for echoes.
+func crmMetaField(k string) bool {
+	switch k {
+	case "last_automation_source", "sync_timestamp", "changeSource", "sourceId", "initiated_by", "initiated_from", "filter_tags", "phone_verified":
+		return true
+	}
+	return false
 }

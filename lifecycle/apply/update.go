@@ -138,7 +138,7 @@ func (r *applyRun) write(ctx context.Context, c *models.Contact, created bool, o
 func (r *applyRun) observations(c *models.Contact, ev models.Event, src models.Source, basis string) []models.Observation {
 	var obs []models.Observation
 	for k, v := range eventFields(ev) {
-		if k == "phone_verified" || k == "filter_tags" {
+		if crmMetaField(k) {
 			continue
 		}
 		obs = append(obs, models.Observation{WorkspaceID: c.WorkspaceID, ContactID: c.ID, Field: k, Value: v, Source: src.Name,
