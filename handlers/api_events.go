@@ -104,6 +104,12 @@ func (a *API) GetEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	e, err := a.Store.EventGet(r.Context(), workspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) {
+		// An id acknowledged from the spool may stand for an event stored under another id.
+		if orig, aerr := a.Store.EventResolveAlias(r.Context(), workspaceFrom(r).ID, id); aerr == nil {
+			e, err = a.Store.EventGet(r.Context(), workspaceFrom(r).ID, orig)
+		}
+	}
+	if errors.Is(err, models.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "id", "unknown event")
 		return
 	}

@@ -31,6 +31,15 @@ func (s *Service) ReplaySpool(ctx context.Context) (int, error) {
 		if err != nil {
 			return fmt.Errorf("ingest: replay spool: %w", err)
 		}
+		// A spooled id whose key was stored meanwhile was still acknowledged
+		// to its sender: keep it as an alias of the stored event.
+		for i, r := range results {
+			if r.Duplicate && r.EventID != batch[i].Event.ID {
+				if err := s.Store.EventAliasAdd(ctx, batch[i].Event.WorkspaceID, batch[i].Event.ID, r.EventID); err != nil {
+					return fmt.Errorf("ingest: replay spool: %w", err)
+				}
+			}
+		}
 		s.afterCommit(ctx, batch, results)
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -201,7 +202,18 @@ func runLeadgate(ctx context.Context, cfg Config, sc *Scenario, dir string) (*Co
 	if err != nil {
 		return nil, err
 	}
-	o := observed{sc: sc, traffic: traffic, final: func(id string) bool { return finalStatus(statuses[id]) }}
+	o := observed{sc: sc, traffic: traffic, final: func(id string) bool {
+		if st, ok := statuses[id]; ok {
+			return finalStatus(st)
+		}
+		// Not in the list: an id acknowledged from the spool that became an
+		// alias of the stored event; the API resolves it.
+		var e struct{ Status string }
+		if err := lg.api(ctx, http.MethodGet, "/workspaces/"+workspace+"/events/"+id, nil, &e); err != nil {
+			return false
+		}
+		return finalStatus(e.Status)
+	}}
 	if col.DeadLetters, err = lg.deadLetterKinds(ctx); err != nil {
 		return nil, err
 	}
