@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leadgate/leadgate/internal/pguser"
 )
 
 // pgCluster is a throwaway Postgres cluster in a temp dir, started and stopped with pg_ctl, run as the
@@ -20,7 +21,7 @@ import (
 type pgCluster struct {
 	bin, dir string
 	port     int
-	runAs    *osUser
+	runAs    *pguser.User
 }
 
 func newPGCluster(ctx context.Context, parent string) (*pgCluster, error) {
@@ -28,7 +29,7 @@ func newPGCluster(ctx context.Context, parent string) (*pgCluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	runAs, err := postgresOSUser()
+	runAs, err := pguser.Lookup()
 	if err != nil {
 		return nil, err
 	}
@@ -37,11 +38,11 @@ func newPGCluster(ctx context.Context, parent string) (*pgCluster, error) {
 		return nil, fmt.Errorf("postgres: temp dir: %w", err)
 	}
 	for d := dir; runAs != nil && d != parent && d != "/"; d = filepath.Dir(d) {
-		if err := runAs.own(d); err != nil {
+		if err := runAs.Own(d); err != nil {
 			return nil, err
 		}
 	}
-	if err := runAs.reach(parent); err != nil {
+	if err := runAs.Reach(parent); err != nil {
 		return nil, err
 	}
 	port, err := freePort()
@@ -93,7 +94,7 @@ func (p *pgCluster) close(keep bool) {
 func (p *pgCluster) run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(p.bin, name), args...)
 	cmd.Dir = p.dir
-	p.runAs.apply(cmd)
+	p.runAs.Apply(cmd)
 	return cmd.CombinedOutput()
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/leadgate/leadgate/internal/pguser"
 )
 
 // Postgres is a throwaway Postgres cluster owned by one test, with trust
@@ -19,7 +21,7 @@ type Postgres struct {
 	binDir  string
 	dir     string
 	port    int
-	runAs   *osUser
+	runAs   *pguser.User
 	mu      sync.Mutex
 	running bool
 }
@@ -34,7 +36,7 @@ func PostgresCluster(t testing.TB) *Postgres {
 	if err != nil {
 		t.Fatalf("testkit: %v", err)
 	}
-	runAs, err := postgresOSUser()
+	runAs, err := pguser.Lookup()
 	if err != nil {
 		t.Fatalf("testkit: %v", err)
 	}
@@ -45,7 +47,7 @@ func PostgresCluster(t testing.TB) *Postgres {
 		t.Fatalf("testkit: postgres temp dir: %v", err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := runAs.own(dir); err != nil {
+	if err := runAs.Own(dir); err != nil {
 		t.Fatalf("testkit: %v", err)
 	}
 	p := &Postgres{t: t, binDir: binDir, dir: dir, port: FreePort(t), runAs: runAs}
@@ -121,7 +123,7 @@ func (p *Postgres) dataDir() string { return filepath.Join(p.dir, "data") }
 func (p *Postgres) run(name string, args ...string) ([]byte, error) {
 	cmd := exec.Command(filepath.Join(p.binDir, name), args...)
 	cmd.Dir = p.dir
-	p.runAs.apply(cmd)
+	p.runAs.Apply(cmd)
 	return cmd.CombinedOutput()
 }
 
