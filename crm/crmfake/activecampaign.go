@@ -17,6 +17,11 @@ type ACOptions struct {
 	Pipelines []ACPipeline
 	// AllowNullEmail lets POST /contacts create phone-only contacts (an account opt-in in AC).
 	AllowNullEmail bool
+	// ImportsPerMinute limits bulk import requests like AC's importer (100 a minute for multi-contact
+	// imports), answering its 400 "Rate limit exceeded."; 0 = unlimited.
+	ImportsPerMinute int
+	// ImportPolls is the status read on which an import batch completes (default 2).
+	ImportPolls int
 }
 
 // ACField is a custom contact field.
@@ -65,6 +70,10 @@ type ActiveCampaign struct {
 	tags      map[string]string // id -> name
 	deals     map[string]*ACDeal
 	mutations []ACMutation
+
+	imports     map[string]*ACBulkImport
+	importOrder []string
+	importTimes []time.Time
 }
 
 // NewActiveCampaign starts a fake ActiveCampaign account. Close it when done.
@@ -82,6 +91,8 @@ func NewActiveCampaign(opts ACOptions) *ActiveCampaign {
 	mux.HandleFunc("PUT /api/3/contacts/{id}", f.updateContact)
 	mux.HandleFunc("GET /api/3/contacts/{id}/deals", f.contactDeals)
 	mux.HandleFunc("POST /api/3/contact/sync", f.syncContact)
+	mux.HandleFunc("POST /api/3/import/bulk_import", f.bulkImport)
+	mux.HandleFunc("GET /api/3/import/info", f.bulkImportInfo)
 	mux.HandleFunc("GET /api/3/fields", f.listFields)
 	mux.HandleFunc("POST /api/3/fields", f.createField)
 	mux.HandleFunc("POST /api/3/fieldRels", func(w http.ResponseWriter, r *http.Request) {

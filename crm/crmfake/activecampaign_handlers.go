@@ -21,14 +21,17 @@ type acContactIn struct {
 	} `json:"contact"`
 }
 
-// GET /api/3/contacts: email (exact), phone ("starts with"), search (contains), limit, offset.
+// GET /api/3/contacts: ids (comma-separated), email (exact), phone ("starts with"), search (contains),
+// limit, offset.
 func (f *ActiveCampaign) listContacts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f.mu.Lock()
 	var hits []map[string]any
+	ids := strings.Split(q.Get("ids"), ",")
 	for _, id := range f.order {
 		c := f.contacts[id]
 		switch {
+		case q.Has("ids") && !slices.Contains(ids, c.ID):
 		case q.Has("email") && !strings.EqualFold(c.Email, q.Get("email")):
 		case q.Has("phone") && !strings.HasPrefix(c.Phone, q.Get("phone")):
 		case q.Has("search") && !strings.Contains(strings.ToLower(c.Email+" "+c.Phone+" "+c.FirstName+" "+c.LastName), strings.ToLower(q.Get("search"))):

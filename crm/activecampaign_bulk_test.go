@@ -1,0 +1,197 @@
+package crm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/leadgate/leadgate/crm"
+	"github.com/leadgate/leadgate/crm/crmfake"
+)
+
+func bulkOf(t *testing.T, d crm.Destination) crm.BulkImporter {
+	t.Helper()
+	bi, ok := d.(crm.BulkImporter)
+	if !ok {
+		t.Fatalf("%s adapter has no bulk import", d.Kind())
+	}
+	if lo, hi := bi.BulkLimits(); lo != 10 || hi != 250 {
+		t.Fatalf("BulkLimits = %d, %d; want AC's documented 10, 250", lo, hi)
+	}
+	return bi
+}
+
+func bulkContacts(n int) []crm.Contact {
+	out := make([]crm.Contact, n)
+	for i := range out {
+		out[i] = crm.Contact{LeadgateID: fmt.Sprintf("lg-%d", i), Version: 1, Email: fmt.Sprintf("lead%02d@example.com", i),
+			FirstName: "Lead", Stage: "Engaged", Fields: map[string]string{"budget": fmt.Sprint(i)},
+			FirstTouch: map[string]string{"utm_source": "ads"}, Tags: []string{"backfill"}}
+	}
+	return out
+}
+
+func countPath(reqs []crmfake.Request, method, path string) int {
+	n := 0
+	for _, r := range reqs {
+		if r.Method == method && r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// A resync of 15 contacts, 3 of which AC already holds (one linked by remote id, two unknown to leadgate),
+// goes out as one asynchronous import: its batch is followed until completed, every contact ends with its
+// remote id (created ones from the import status, the others known or looked up by email), values already
+// written and first-touch fields are not sent, and a person's edit of a value leadgate wrote before stands.
+func TestActiveCampaignBulkImportTracksBatchAndRecordsRemoteIDs(t *testing.T) {
+	fake, d := newAC(t, crmfake.ACOptions{})
+	bi := bulkOf(t, d)
+	batch := bulkContacts(15)
+	linked := fake.AddContact(crmfake.ACContact{Email: batch[0].Email, Fields: map[string]string{"3": "sql", "4": "newsletter"}})
+	batch[0].RemoteID = linked
+	// Leadgate wrote "engaged" before; a person moved the contact on to "sql" since: that edit stands.
+	batch[0].Previous = map[string]string{"3": "engaged"}
+	unknown1 := fake.AddContact(crmfake.ACContact{Email: batch[1].Email, Fields: map[string]string{"4": "partner"}})
+	unknown2 := fake.AddContact(crmfake.ACContact{Email: batch[2].Email})
+
+	results := bi.BulkImport(context.Background(), batch)
+
+	if len(results) != len(batch) {
+		t.Fatalf("%d results for %d contacts", len(results), len(batch))
+	}
+	imports := fake.BulkImports()
+	if len(imports) != 1 || len(imports[0].Contacts) != 15 || !imports[0].Done || imports[0].Polls < 2 {
+		t.Fatalf("imports %+v; want one completed batch of 15 followed by status reads", imports)
+	}
+	reqs := fake.Requests()
+	if n := countPath(reqs, http.MethodPost, "/api/3/contact/sync") + countPath(reqs, http.MethodPost, "/api/3/contacts"); n != 0 {
+		t.Errorf("%d per-contact writes; the whole batch should go through the importer", n)
+	}
+	if n := countPath(reqs, http.MethodGet, "/api/3/import/info"); n < 2 {
+		t.Errorf("status reads = %d, want the batch followed until completed", n)
+	}
+	for i, r := range results {
+		c, ok := fake.Contact(batch[i].Email)
+		if r.Err != nil || !ok || r.RemoteID != c.ID {
+			t.Fatalf("%s: result %+v, fake id %q", batch[i].Email, r, c.ID)
+		}
+		if wantCreated := i >= 3; r.Created != wantCreated {
+			t.Errorf("%s: Created = %v, want %v", batch[i].Email, r.Created, wantCreated)
+		}
+		if r.Calls == 0 || r.Written["5"] != fmt.Sprint(i) && r.Written["BUDGET"] != fmt.Sprint(i) {
+			t.Errorf("%s: calls %d written %v", batch[i].Email, r.Calls, r.Written)
+		}
+		if c.Fields["1"] != "leadgate" || c.Fields["2"] == "" || c.Fields["5"] != fmt.Sprint(i) {
+			t.Errorf("%s: fake fields %v; want loop-breaker flag, sync time and budget", batch[i].Email, c.Fields)
+		}
+	}
+	if c, _ := fake.Contact(batch[0].Email); c.Fields["3"] != "sql" || c.Fields["4"] != "newsletter" {
+		t.Errorf("linked contact fields %v; the person's stage edit and the first-touch value must stand", c.Fields)
+	}
+	if c, _ := fake.Contact(batch[1].Email); c.Fields["3"] != "engaged" || c.Fields["4"] != "partner" || c.ID != unknown1 {
+		t.Errorf("existing contact %+v; want updated to engaged with its utm_source kept", c)
+	}
+	if r := results[2]; r.RemoteID != unknown2 || r.Created {
+		t.Errorf("existing contact unknown to leadgate: %+v, want its id %s looked up by email", r, unknown2)
+	}
+	if c, _ := fake.Contact(batch[9].Email); c.Fields["3"] != "engaged" || c.Fields["4"] != "" || len(c.Tags) != 1 {
+		t.Errorf("created contact %+v; want stage engaged, tag backfill, no first-touch value", c)
+	}
+	if len(fake.Contacts()) != 15 || fake.DuplicateEmails() != 0 {
+		t.Errorf("fake holds %d contacts (%d duplicates), want 15", len(fake.Contacts()), fake.DuplicateEmails())
+	}
+}
+
+// The importer is not for small batches or for what it cannot carry: fewer than 10 contacts, contacts
+// without an email, deal mode and notes go through the per-contact path; a contact the import rejects is
+// retried per contact and gets its exact error while the rest succeed.
+func TestActiveCampaignBulkImportRoutesWhatItCannotCarry(t *testing.T) {
+	t.Run("fewer than 10", func(t *testing.T) {
+		fake, d := newAC(t, crmfake.ACOptions{})
+		for _, r := range bulkOf(t, d).BulkImport(context.Background(), bulkContacts(9)) {
+			mustOK(t, r)
+		}
+		if len(fake.BulkImports()) != 0 || len(fake.Contacts()) != 9 {
+			t.Errorf("imports %d, contacts %d; want 9 per-contact writes", len(fake.BulkImports()), len(fake.Contacts()))
+		}
+	})
+	t.Run("phone only and notes", func(t *testing.T) {
+		fake, d := newAC(t, crmfake.ACOptions{AllowNullEmail: true})
+		batch := bulkContacts(12)
+		batch[3].Email, batch[3].Phone = "", "+14155550100"
+		batch[4].Note = "form_submitted"
+		results := bulkOf(t, d).BulkImport(context.Background(), batch)
+		for _, r := range results {
+			mustOK(t, r)
+		}
+		imports := fake.BulkImports()
+		if len(imports) != 1 || len(imports[0].Contacts) != 10 {
+			t.Fatalf("imports %+v, want one of the 10 importable contacts", imports)
+		}
+		if c, ok := fake.Contact(batch[4].Email); !ok || len(c.Notes) != 1 || results[4].RemoteID != c.ID {
+			t.Errorf("contact with a note: %+v %+v", c, results[4])
+		}
+		if len(fake.Contacts()) != 12 {
+			t.Errorf("fake holds %d contacts, want 12", len(fake.Contacts()))
+		}
+	})
+	t.Run("rejected contact", func(t *testing.T) {
+		fake, d := newAC(t, crmfake.ACOptions{})
+		batch := bulkContacts(11)
+		batch[5].Email = "not-an-email"
+		results := bulkOf(t, d).BulkImport(context.Background(), batch)
+		for i, r := range results {
+			if i == 5 {
+				if crm.ClassOf(r.Err) != crm.Invalid {
+					t.Errorf("rejected contact: %v, want an invalid (mapping) error from the per-contact retry", r.Err)
+				}
+				continue
+			}
+			mustOK(t, r)
+		}
+		if imports := fake.BulkImports(); len(imports) != 1 || len(imports[0].Failed) != 1 {
+			t.Errorf("imports %+v, want one batch reporting one failure", imports)
+		}
+	})
+}
+
+// AC's importer answers its own rate limit with a 400 "Rate limit exceeded.": a rate limit for every
+// contact of the batch, not a validation error. A 503 while reading the status does not fail the batch.
+func TestActiveCampaignBulkImportRateLimit400AndStatus503(t *testing.T) {
+	fake, d := newAC(t, crmfake.ACOptions{ImportsPerMinute: 1})
+	bi := bulkOf(t, d)
+	fake.FailNext(crmfake.Response{Method: http.MethodGet, Path: "/api/3/import/info", Status: http.StatusServiceUnavailable,
+		Body: `{"message":"Service Unavailable"}`})
+	for _, r := range bi.BulkImport(context.Background(), bulkContacts(10)) {
+		mustOK(t, r)
+	}
+	second := bulkContacts(12)[2:]
+	for i := range second {
+		second[i].Email = "again-" + second[i].Email
+	}
+	results := bi.BulkImport(context.Background(), second)
+	for _, r := range results {
+		var e *crm.Error
+		if crm.ClassOf(r.Err) != crm.RateLimited || !errors.As(r.Err, &e) || e.Status != http.StatusBadRequest {
+			t.Fatalf("over the importer's limit: %v, want a rate limit (HTTP 400)", r.Err)
+		}
+	}
+	var last crmfake.Request
+	for _, r := range fake.Requests() {
+		if r.Path == "/api/3/import/bulk_import" {
+			last = r
+		}
+	}
+	var body map[string]any
+	if err := json.Unmarshal(last.Body, &body); err != nil || last.Status != http.StatusBadRequest {
+		t.Errorf("last import request %d %s", last.Status, last.Body)
+	}
+	if len(fake.Contacts()) != 10 {
+		t.Errorf("fake holds %d contacts, want the first batch's 10", len(fake.Contacts()))
+	}
+}
