@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leadgate/leadgate/internal/failpoint"
 )
 
 // DevSecretKey is used when LEADGATE_SECRET_KEY is unset; start-up warns loudly.
@@ -41,6 +43,14 @@ type Config struct {
 	// DevSecret is true when the built-in development secret key is in use.
 	DevSecret bool
 	LogLevel  slog.Level // LEADGATE_LOG_LEVEL [info]
+	// Failpoints are the points where this process SIGKILLs itself the first time it reaches them
+	// (failure-boundary tests; see internal/failpoint). Never set in production.
+	Failpoints   []string // LEADGATE_FAILPOINTS (comma-separated)
+	FailpointDir string   // LEADGATE_FAILPOINT_DIR: marker files of fired points; required with failpoints
+	// SyncLease and SideEffectLease override how long a claimed CRM batch and a claimed side effect stay
+	// claimed (0: the relays' defaults, 30 s and 2 min); a crash mid-send is retried after the lease.
+	SyncLease       time.Duration // LEADGATE_SYNC_LEASE
+	SideEffectLease time.Duration // LEADGATE_SIDE_EFFECT_LEASE
 }
 
 // FromEnv reads the environment through getenv (os.Getenv in production) and
@@ -90,12 +100,32 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	c.RetentionPayloads, err = durationVar(getenv, "LEADGATE_RETENTION_PAYLOADS", 90*24*time.Hour)
 	errs = append(errs, err)
+	c.Failpoints, err = failpoint.Parse(getenv("LEADGATE_FAILPOINTS"))
+	errs = append(errs, wrapErr("LEADGATE_FAILPOINTS", err))
+	if c.FailpointDir = getenv("LEADGATE_FAILPOINT_DIR"); len(c.Failpoints) > 0 && c.FailpointDir == "" {
+		errs = append(errs, errors.New("LEADGATE_FAILPOINT_DIR: required with LEADGATE_FAILPOINTS (where fired points are remembered)"))
+	}
+	if getenv("LEADGATE_SYNC_LEASE") != "" {
+		c.SyncLease, err = durationVar(getenv, "LEADGATE_SYNC_LEASE", 0)
+		errs = append(errs, err)
+	}
+	if getenv("LEADGATE_SIDE_EFFECT_LEASE") != "" {
+		c.SideEffectLease, err = durationVar(getenv, "LEADGATE_SIDE_EFFECT_LEASE", 0)
+		errs = append(errs, err)
+	}
 	if lvl := getenv("LEADGATE_LOG_LEVEL"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			errs = append(errs, fmt.Errorf("LEADGATE_LOG_LEVEL: %w", err))
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+func wrapErr(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 func checkURL(name, raw string, schemes ...string) error {

@@ -58,3 +58,21 @@ func TestSpoolCanBeTurnedOffAndHTTPSMakesCookiesSecure(t *testing.T) {
 		t.Fatalf("got %+v", c)
 	}
 }
+
+func TestFailpointsAndLeases(t *testing.T) {
+	c, err := FromEnv(env(map[string]string{"LEADGATE_FAILPOINTS": "sync.after_crm_accept, apply.before_commit",
+		"LEADGATE_FAILPOINT_DIR": "/tmp/fp", "LEADGATE_SYNC_LEASE": "3s", "LEADGATE_SIDE_EFFECT_LEASE": "4s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Failpoints, ",") != "sync.after_crm_accept,apply.before_commit" || c.FailpointDir != "/tmp/fp" ||
+		c.SyncLease != 3*time.Second || c.SideEffectLease != 4*time.Second {
+		t.Fatalf("got failpoints %v in %q, leases %s/%s", c.Failpoints, c.FailpointDir, c.SyncLease, c.SideEffectLease)
+	}
+	_, err = FromEnv(env(map[string]string{"LEADGATE_FAILPOINTS": "sync.after_crm_accept,nope", "LEADGATE_SYNC_LEASE": "soon"}))
+	for _, want := range []string{"LEADGATE_FAILPOINTS", `"nope"`, "LEADGATE_FAILPOINT_DIR", "LEADGATE_SYNC_LEASE"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+}
