@@ -23,7 +23,8 @@ const (
 )
 
 // hubSpot is the HubSpot CRM v3 adapter. A batch costs one batch read per identity kind (remote id,
-// email), one search per phone-only contact, one batch update, one batch upsert, and one batch note create.
+// email), one search per phone-only contact, one batch update, one batch upsert, and one batch note create
+// (deal mode adds the deal batch calls of hubspot_deal.go).
 type hubSpot struct {
 	cfg Config
 	api *apiClient
@@ -37,8 +38,8 @@ func newHubSpot(cfg Config) (*hubSpot, error) {
 	if err != nil {
 		return nil, invalidf("hubspot: %v", err)
 	}
-	if cfg.StageMode == StageModeDeal {
-		return nil, invalidf("hubspot: deal stage mode is not supported yet; use field mode (lifecyclestage or a custom property)")
+	if cfg.StageMode == StageModeDeal && (cfg.Pipeline == "" || len(cfg.StageMap) == 0) {
+		return nil, invalidf("hubspot: deal mode needs a deal pipeline id and a stage map to its dealstage ids")
 	}
 	if cfg.StageField == "" {
 		cfg.StageField = hsLifecycle
@@ -68,6 +69,8 @@ type hsItem struct {
 	backward string // lifecyclestage to set after clearing it (HubSpot ignores backward moves)
 
 	conflictID bool // inserting hit a CONFLICT naming the existing id: read and update it by id
+
+	deal *hsDeal // deal mode: the contact's deal, planned after the contact writes
 }
 
 func (it *hsItem) failed() bool { return it.res.Err != nil }
@@ -102,6 +105,11 @@ func (h *hubSpot) upsertChunk(ctx context.Context, batch []Contact) []Result {
 		if err != nil {
 			it.fail(err)
 		}
+		if h.cfg.StageMode == StageModeDeal && c.Stage != "" {
+			if _, err := h.cfg.remoteStage(c.Stage); err != nil {
+				it.fail(err) // checked before any write: a contact is never written without its deal
+			}
+		}
 		it.wants = w
 	}
 	if err := h.read(ctx, items); err != nil {
@@ -111,6 +119,9 @@ func (h *hubSpot) upsertChunk(ctx context.Context, batch []Contact) []Result {
 		h.plan(ctx, it)
 	}
 	if err := h.write(ctx, items); err != nil {
+		return failAll(results, err)
+	}
+	if err := h.deals(ctx, items); err != nil {
 		return failAll(results, err)
 	}
 	h.notes(ctx, items)

@@ -68,6 +68,7 @@ type ActiveCampaign struct {
 	contacts  map[string]*ACContact
 	order     []string
 	tags      map[string]string // id -> name
+	deleted   []string
 	deals     map[string]*ACDeal
 	mutations []ACMutation
 
@@ -89,6 +90,7 @@ func NewActiveCampaign(opts ACOptions) *ActiveCampaign {
 	mux.HandleFunc("POST /api/3/contacts", f.createContact)
 	mux.HandleFunc("GET /api/3/contacts/{id}", f.getContact)
 	mux.HandleFunc("PUT /api/3/contacts/{id}", f.updateContact)
+	mux.HandleFunc("DELETE /api/3/contacts/{id}", f.deleteContact)
 	mux.HandleFunc("GET /api/3/contacts/{id}/deals", f.contactDeals)
 	mux.HandleFunc("POST /api/3/contact/sync", f.syncContact)
 	mux.HandleFunc("POST /api/3/import/bulk_import", f.bulkImport)

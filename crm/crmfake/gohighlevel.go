@@ -65,6 +65,7 @@ type GoHighLevel struct {
 	order     []string
 	opps      map[string]*GHLOpportunity
 	mutations []GHLMutation
+	deleted   []string
 }
 
 // NewGoHighLevel starts a fake GoHighLevel location. Its default rate window is 10 s.
@@ -84,6 +85,7 @@ func NewGoHighLevel(opts GHLOptions) *GoHighLevel {
 	mux.HandleFunc("POST /contacts/", f.create)
 	mux.HandleFunc("GET /contacts/{id}", f.get)
 	mux.HandleFunc("PUT /contacts/{id}", f.update)
+	mux.HandleFunc("DELETE /contacts/{id}", f.deleteContact)
 	mux.HandleFunc("POST /contacts/{id}/tags", f.addTags)
 	mux.HandleFunc("DELETE /contacts/{id}/tags", f.removeTags)
 	mux.HandleFunc("POST /contacts/{id}/notes", f.addNote)

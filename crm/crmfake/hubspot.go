@@ -15,6 +15,8 @@ type HSOptions struct {
 	Properties []string
 	// LifecycleStages is the lifecyclestage option order; default HubSpot's defaults.
 	LifecycleStages []string
+	// Pipelines are the deal pipelines; default HubSpot's default "Sales Pipeline" (id "default").
+	Pipelines []HSPipeline
 }
 
 // HSContact is a contact as the fake stores it.
@@ -45,6 +47,9 @@ type HubSpot struct {
 	order     []string
 	conflicts map[string]string // email -> existing id to report as a CONFLICT on upsert
 	mutations []HSMutation
+	deals     map[string]*HSDeal
+	merges    []HSMerge
+	deleted   []string
 }
 
 var hsBuiltins = []string{"email", "phone", "firstname", "lastname", "company", "lifecyclestage", "hs_object_id", "createdate", "lastmodifieddate"}
@@ -54,9 +59,13 @@ var hsDefaultStages = []string{"subscriber", "lead", "marketingqualifiedlead", "
 
 // NewHubSpot starts a fake HubSpot account. Its default rate window is HubSpot's 10 s.
 func NewHubSpot(opts HSOptions) *HubSpot {
-	f := &HubSpot{hsOpts: opts, props: map[string]bool{}, contacts: map[string]*HSContact{}, conflicts: map[string]string{}}
+	f := &HubSpot{hsOpts: opts, props: map[string]bool{}, contacts: map[string]*HSContact{}, conflicts: map[string]string{},
+		deals: map[string]*HSDeal{}}
 	if len(f.hsOpts.LifecycleStages) == 0 {
 		f.hsOpts.LifecycleStages = hsDefaultStages
+	}
+	if len(f.hsOpts.Pipelines) == 0 {
+		f.hsOpts.Pipelines = hsDefaultPipelines
 	}
 	for _, p := range append(slices.Clone(hsBuiltins), opts.Properties...) {
 		f.props[p] = true
@@ -72,10 +81,13 @@ func NewHubSpot(opts HSOptions) *HubSpot {
 	mux.HandleFunc("GET /crm/v3/properties/contacts", f.listProperties)
 	mux.HandleFunc("GET /crm/v3/properties/contacts/{name}", f.getProperty)
 	mux.HandleFunc("POST /crm/v3/properties/contacts", f.createProperty)
-	mux.HandleFunc("GET /crm/v3/pipelines/deals", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"results": []any{map[string]any{"id": "default", "label": "Sales Pipeline",
-			"stages": []any{map[string]any{"id": "appointmentscheduled", "label": "Appointment Scheduled", "displayOrder": 0}}}}})
-	})
+	mux.HandleFunc("GET /crm/v3/pipelines/deals", f.listPipelines)
+	mux.HandleFunc("DELETE /crm/v3/objects/contacts/{id}", f.deleteContact)
+	mux.HandleFunc("POST /crm/v3/objects/contacts/merge", f.mergeContacts)
+	mux.HandleFunc("POST /crm/v3/objects/deals/batch/create", f.createDeals)
+	mux.HandleFunc("POST /crm/v3/objects/deals/batch/read", f.readDeals)
+	mux.HandleFunc("POST /crm/v3/objects/deals/batch/update", f.updateDeals)
+	mux.HandleFunc("POST /crm/v4/associations/contacts/deals/batch/read", f.contactDealAssociations)
 	f.server = newServer(opts.Options, 10*time.Second, authorizeBearer, hsShapes, mux)
 	f.URL = f.srv.URL
 	f.nextID = 1000
