@@ -231,6 +231,10 @@ func (h *Destinations) Resync(w http.ResponseWriter, r *http.Request) {
 			n, err = 1, tx.SyncRequeue(r.Context(), d.ID, in.ContactID)
 		} else {
 			n, err = tx.SyncRequeueAll(r.Context(), d.ID)
+			if err == nil {
+				// A whole-destination resync: a CRM with a bulk import takes it in batches (jobs/sync_bulk.go).
+				_, err = tx.SyncMarkBulk(r.Context(), d.ID)
+			}
 		}
 		if err != nil {
 			return err

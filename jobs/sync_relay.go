@@ -93,6 +93,12 @@ func (r *SyncRelay) Drain(ctx context.Context, destinationID int64) (more bool, 
 				}
 			}
 		}
+		if n, err := r.drainBulk(ctx, d, conn); err != nil || n > 0 {
+			if err != nil {
+				return true, err
+			}
+			continue
+		}
 		items, err := r.Store.SyncClaim(ctx, d.ID, batchSize(d, conn), r.lease())
 		if err != nil {
 			return false, err
@@ -121,6 +127,12 @@ func batchSize(d models.Destination, conn *Conn) int {
 
 // send upserts one claimed micro-batch and records each outcome.
 func (r *SyncRelay) send(ctx context.Context, d models.Destination, conn *Conn, items []models.SyncItem) error {
+	return r.sendVia(ctx, d, conn, items, conn.Dest.Upsert)
+}
+
+// sendVia is send through upsert (the adapter's Upsert, or its bulk import for resync work).
+func (r *SyncRelay) sendVia(ctx context.Context, d models.Destination, conn *Conn, items []models.SyncItem,
+	upsert func(context.Context, []crm.Contact) []crm.Result) error {
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = it.ContactID
@@ -147,7 +159,7 @@ func (r *SyncRelay) send(ctx context.Context, d models.Destination, conn *Conn, 
 		return nil
 	}
 	calls, limited := conn.Calls(), conn.RateLimitedCalls()
-	results := conn.Dest.Upsert(ctx, batch)
+	results := upsert(ctx, batch)
 	if ctx.Err() != nil {
 		// Shutdown: what the CRM did with the batch is unknown; resending is safe (found by email/phone),
 		// so the batch is handed back now rather than after the lease.

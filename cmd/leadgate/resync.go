@@ -62,6 +62,10 @@ func cmdResync(ctx context.Context, args []string, stdout, stderr io.Writer, get
 				n, err = 1, tx.SyncRequeue(ctx, d.ID, *contact)
 			} else {
 				n, err = tx.SyncRequeueAll(ctx, d.ID)
+				if err == nil {
+					// A whole-destination resync: a CRM with a bulk import takes it in batches (jobs/sync_bulk.go).
+					_, err = tx.SyncMarkBulk(ctx, d.ID)
+				}
 			}
 			if err != nil {
 				return err
