@@ -39,6 +39,9 @@ type Service struct {
 	Redis   redis.UniversalClient
 	Queue   Enqueuer
 	Spool   *spool.Spool
+	// Group stores single-event deliveries of concurrent requests together (nil: each on its own).
+	// Its Run must be running.
+	Group   *GroupCommit
 	Metrics *Metrics
 	Log     *slog.Logger
 	// Window is the sliding dedupe window for content-hash keys.

@@ -80,6 +80,15 @@ func (s *Service) spooledAlready(workspaceID int64, batch []models.IngestItem) (
 // storeItems commits batch[todo] in one transaction. The store sets each
 // item's final idempotency key, so the items are written back into batch.
 func (s *Service) storeItems(ctx context.Context, batch []models.IngestItem, todo []int) ([]models.IngestResult, error) {
+	if s.Group != nil && len(todo) == 1 && !batch[todo[0]].Windowed {
+		res, item, err := s.Group.Commit(ctx, batch[todo[0]])
+		batch[todo[0]] = item
+		if err != nil {
+			return nil, err
+		}
+		results := []models.IngestResult{res}
+		return results, nil
+	}
 	if len(todo) == len(batch) {
 		return s.Store.IngestStore(ctx, batch, s.Window)
 	}

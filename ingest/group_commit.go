@@ -1,0 +1,174 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/leadgate/leadgate/models"
+)
+
+// GroupCommit stores the single-event deliveries of concurrent requests together: while one group's
+// statement runs, the deliveries arriving meanwhile queue up and go out as the next group. Under load one
+// statement and one commit (one WAL flush) then serve tens of senders instead of one each; at low load a
+// group is a single delivery and adds no wait, because nothing ever waits for a group to fill.
+type GroupCommit struct {
+	Store *models.Store
+	Log   *slog.Logger
+	// MaxGroup caps a group's size (default 64).
+	MaxGroup int
+	// Committers is how many groups may be in flight at once (default 4), so that one slow commit does
+	// not hold every sender.
+	Committers int
+	// Timeout bounds one group's statements (default 10 s); a sender that gives up earlier does not
+	// cancel the group for the others.
+	Timeout time.Duration
+
+	once sync.Once
+	reqs chan groupRequest
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+type groupRequest struct {
+	item models.IngestItem
+	done chan groupAnswer // buffered: a committer never blocks on a sender that left
+}
+
+type groupAnswer struct {
+	res  models.IngestResult
+	item models.IngestItem // with the idempotency key the store set
+	err  error
+}
+
+// errGroupClosed answers the deliveries of a stopped process.
+var errGroupClosed = errors.New("ingest: group commit stopped")
+
+// start launches the committers on first use, so that every holder of a Service (the server, tests,
+// tools) gets working group commit without a separate lifecycle; Close stops them.
+func (g *GroupCommit) start() {
+	g.once.Do(func() {
+		if g.MaxGroup <= 0 {
+			g.MaxGroup = 64
+		}
+		if g.Committers <= 0 {
+			g.Committers = 4
+		}
+		if g.Timeout <= 0 {
+			g.Timeout = 10 * time.Second
+		}
+		g.reqs = make(chan groupRequest, g.MaxGroup*g.Committers)
+		ctx, cancel := context.WithCancel(context.Background())
+		g.stop = cancel
+		for range g.Committers {
+			g.wg.Add(1)
+			go func() {
+				defer g.wg.Done()
+				g.commitLoop(ctx)
+			}()
+		}
+	})
+}
+
+// Close stops the committers after the group in flight; deliveries queued after that are answered
+// with an error (the HTTP server is shut down first, so there are none in normal operation).
+func (g *GroupCommit) Close() {
+	g.start()
+	g.stop()
+	g.wg.Wait()
+	g.drainClosed()
+}
+
+// Commit queues one item and waits for its group to commit. A request whose context ends first returns
+// its context's error; the item may still be committed, which a retry then finds as a duplicate.
+func (g *GroupCommit) Commit(ctx context.Context, item models.IngestItem) (models.IngestResult, models.IngestItem, error) {
+	g.start()
+	req := groupRequest{item: item, done: make(chan groupAnswer, 1)}
+	select {
+	case g.reqs <- req:
+	case <-ctx.Done():
+		return models.IngestResult{}, item, ctx.Err()
+	}
+	select {
+	case a := <-req.done:
+		return a.res, a.item, a.err
+	case <-ctx.Done():
+		return models.IngestResult{}, item, ctx.Err()
+	}
+}
+
+func (g *GroupCommit) commitLoop(ctx context.Context) {
+	group := make([]groupRequest, 0, g.MaxGroup)
+	for {
+		group = group[:0]
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-g.reqs:
+			group = append(group, r)
+		}
+	fill:
+		for len(group) < g.MaxGroup {
+			select {
+			case r := <-g.reqs:
+				group = append(group, r)
+			default:
+				break fill
+			}
+		}
+		g.commit(ctx, group)
+	}
+}
+
+// commit stores one group. When the group statement fails for a reason other than Postgres being
+// unreachable (say, one item the database refuses), each item is stored on its own so that one bad
+// delivery cannot fail the others.
+func (g *GroupCommit) commit(ctx context.Context, group []groupRequest) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.Timeout)
+	defer cancel()
+	items := make([]models.IngestItem, len(group))
+	for i, r := range group {
+		items[i] = r.item
+	}
+	results, err := g.Store.IngestStoreGroup(cctx, items)
+	if err == nil {
+		for i, r := range group {
+			r.done <- groupAnswer{res: results[i], item: items[i]}
+		}
+		return
+	}
+	fallback := errors.Is(err, models.ErrGroupUnencodable) || (!models.IsUnavailable(err) && len(group) > 1)
+	if !fallback {
+		for i, r := range group {
+			r.done <- groupAnswer{item: items[i], err: err}
+		}
+		return
+	}
+	if g.Log != nil {
+		g.Log.Warn("ingest: group commit failed; storing its deliveries one by one", "size", len(group), "err", err)
+	}
+	for _, r := range group {
+		one := []models.IngestItem{r.item}
+		res, err := g.Store.IngestStore(cctx, one, 0)
+		if err != nil {
+			r.done <- groupAnswer{item: one[0], err: err}
+			continue
+		}
+		r.done <- groupAnswer{res: res[0], item: one[0]}
+	}
+}
+
+// drainClosed answers whatever is still queued when the process stops.
+func (g *GroupCommit) drainClosed() {
+	for {
+		select {
+		case r := <-g.reqs:
+			r.done <- groupAnswer{item: r.item, err: fmt.Errorf("%w", errGroupClosed)}
+		default:
+			return
+		}
+	}
+}

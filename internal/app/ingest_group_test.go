@@ -1,0 +1,170 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leadgate/leadgate/ingest"
+	"github.com/leadgate/leadgate/models"
+)
+
+// groupItem is a single-event delivery as ingest hands it to the store.
+func groupItem(ws, sourceID int64, key, email string) models.IngestItem {
+	e := email
+	return models.IngestItem{Key: key, Event: models.Event{
+		ID: uuid.Must(uuid.NewV7()).String(), WorkspaceID: ws, SourceID: sourceID, EventType: "form_submitted",
+		Channel: "web_form", OccurredAt: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), Email: &e,
+		Fields: json.RawMessage(`{"utm_source":"ads"}`), Payload: json.RawMessage(`{"email":"` + email + `"}`),
+		ContentType: "application/json", Status: models.EventPending,
+	}}
+}
+
+// TestIngestStoreGroup specifies the group insert: new keys become events with exactly the values a single
+// insert stores, a key repeated inside the group or already stored is a duplicate naming the stored event,
+// and each key's duplicate counter grows by the number of its repeats.
+func TestIngestStoreGroup(t *testing.T) {
+	h := newHarness(t, opts{})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	ctx := context.Background()
+	ws := h.wsID()
+
+	stored, err := h.store.IngestStore(ctx, []models.IngestItem{groupItem(ws, src.ID, "p:old", "old@example.com")}, time.Hour)
+	if err != nil {
+		t.Fatalf("store the earlier event: %v", err)
+	}
+	group := []models.IngestItem{
+		groupItem(ws, src.ID, "p:a", "a@example.com"),
+		groupItem(ws, src.ID, "p:old", "old@example.com"),
+		groupItem(ws, src.ID, "p:b", "b@example.com"),
+		groupItem(ws, src.ID, "p:a", "a@example.com"),
+		groupItem(ws, src.ID, "p:a", "a@example.com"),
+	}
+	res, err := h.store.IngestStoreGroup(ctx, group)
+	if err != nil {
+		t.Fatalf("IngestStoreGroup: %v", err)
+	}
+	want := []models.IngestResult{
+		{EventID: group[0].Event.ID},
+		{EventID: stored[0].EventID, Duplicate: true},
+		{EventID: group[2].Event.ID},
+		{EventID: group[0].Event.ID, Duplicate: true},
+		{EventID: group[0].Event.ID, Duplicate: true},
+	}
+	for i := range want {
+		if res[i] != want[i] {
+			t.Errorf("item %d (%s): got %+v, want %+v", i, group[i].Key, res[i], want[i])
+		}
+	}
+	if n := h.inboxCount(); n != 3 {
+		t.Fatalf("inbox holds %d events, want 3 (old, a, b)", n)
+	}
+	dups := map[string]int{}
+	rows, err := h.store.DB().WithContext(ctx).Raw(`SELECT key, duplicates FROM idempotency_keys WHERE workspace_id = ?`, ws).Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			t.Fatal(err)
+		}
+		dups[k] = n
+	}
+	_ = rows.Close()
+	if dups["p:a"] != 2 || dups["p:old"] != 1 || dups["p:b"] != 0 {
+		t.Fatalf("duplicate counters %v, want p:a=2 p:old=1 p:b=0", dups)
+	}
+
+	// A group-inserted event holds what the single-statement path stores.
+	single := groupItem(ws, src.ID, "p:single", "same@example.com")
+	grouped := groupItem(ws, src.ID, "p:grouped", "same@example.com")
+	if _, err := h.store.IngestStore(ctx, []models.IngestItem{single}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.store.IngestStoreGroup(ctx, []models.IngestItem{grouped}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := h.store.EventGet(ctx, ws, single.Event.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := h.store.EventGet(ctx, ws, grouped.Event.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ID, a.IdempotencyKey, a.ReceivedAt = "", "", time.Time{}
+	b.ID, b.IdempotencyKey, b.ReceivedAt = "", "", time.Time{}
+	if fmt.Sprintf("%+v", eventView(a)) != fmt.Sprintf("%+v", eventView(b)) {
+		t.Fatalf("group insert stored\n%+v\nsingle insert stored\n%+v", eventView(b), eventView(a))
+	}
+}
+
+// eventView renders an event's pointers and JSON as values for comparison.
+func eventView(e models.Event) map[string]string {
+	s := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return *p
+	}
+	return map[string]string{"email": s(e.Email), "type": e.EventType, "channel": e.Channel, "occurred": e.OccurredAt.UTC().String(),
+		"fields": string(e.Fields), "attribution": string(e.Attribution), "hydration": string(e.Hydration), "payload": string(e.Payload),
+		"status": e.Status, "content_type": e.ContentType, "phone": s(e.Phone), "target": s(e.TargetStage), "spooled": fmt.Sprint(e.Spooled)}
+}
+
+// TestGroupCommitIsolatesABadDelivery: when the database refuses one item of a group (here a source that
+// does not exist), the others are still stored and answered, and only that item gets the error.
+func TestGroupCommitIsolatesABadDelivery(t *testing.T) {
+	h := newHarness(t, opts{})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	ws := h.wsID()
+	g := &ingest.GroupCommit{Store: h.store, Log: testLogger(), MaxGroup: 64, Committers: 1}
+	defer g.Close()
+
+	items := make([]models.IngestItem, 20)
+	for i := range items {
+		items[i] = groupItem(ws, src.ID, fmt.Sprintf("p:iso-%d", i), fmt.Sprintf("iso%d@example.com", i))
+	}
+	items[7].Event.SourceID = 999999 // violates events.source_id's foreign key
+	errs := make([]error, len(items))
+	results := make([]models.IngestResult, len(items))
+	var wg sync.WaitGroup
+	for i := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _, errs[i] = g.Commit(context.Background(), items[i])
+		}()
+	}
+	wg.Wait()
+	for i := range items {
+		switch {
+		case i == 7 && errs[i] == nil:
+			t.Errorf("item 7 (unknown source) was stored: %+v", results[i])
+		case i != 7 && errs[i] != nil:
+			t.Errorf("item %d failed with its group: %v", i, errs[i])
+		case i != 7 && (results[i].EventID != items[i].Event.ID || results[i].Duplicate):
+			t.Errorf("item %d answered %+v, want its own new event", i, results[i])
+		}
+	}
+	if n := h.inboxCount(); n != 19 {
+		t.Fatalf("inbox holds %d events, want 19", n)
+	}
+}
+
+// wsID is the default workspace's id.
+func (h *harness) wsID() int64 {
+	h.t.Helper()
+	w, err := h.store.WorkspaceBySlug(context.Background(), "default")
+	if err != nil {
+		h.t.Fatalf("default workspace: %v", err)
+	}
+	return w.ID
+}
