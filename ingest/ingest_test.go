@@ -54,7 +54,7 @@ func FuzzContentType(f *testing.F) {
 	})
 }
 
-func leadFor(t *testing.T, it mapping.Item, cfg models.SourceConfig, now time.Time) *lead {
+func leadFor(t testing.TB, it mapping.Item, cfg models.SourceConfig, now time.Time) *lead {
 	t.Helper()
 	if it.Fields == nil {
 		it.Fields = map[string]any{}
