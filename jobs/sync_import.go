@@ -176,12 +176,21 @@ func readerFor(ctx context.Context, c *Connector, d models.Destination) (hydrate
 	for _, v := range d.Config.FieldMap {
 		props = append(props, v)
 	}
+	pipeline := ""
+	if d.Config.StageMode == crm.StageModeDeal {
+		pipeline = d.Config.Pipeline
+	}
 	return hydrate.NewReader(hydrate.ReaderConfig{Kind: d.Kind, BaseURL: d.BaseURL, Token: token, LocationID: d.Config.LocationID,
-		Properties: props, HTTP: &http.Client{Transport: &limitedTransport{base: base, conn: conn, metrics: c.Metrics}}})
+		Pipeline: pipeline, Properties: props, HTTP: &http.Client{Transport: &limitedTransport{base: base, conn: conn, metrics: c.Metrics}}})
 }
 
-// stageKey is the remote field holding the stage in field mode.
+// stageKey is the remote field holding the stage: the stage field in field mode; GoHighLevel's deal mode
+// reads the stage of the contact's opportunity in the pipeline (ActiveCampaign's and HubSpot's deal modes
+// import without a stage: their readers do not read deals).
 func stageKey(d models.Destination) string {
+	if d.Kind == crm.KindGoHighLevel && d.Config.StageMode == crm.StageModeDeal {
+		return hydrate.GHLDealStage
+	}
 	if d.Config.StageField != "" {
 		return d.Config.StageField
 	}

@@ -82,6 +82,7 @@ func NewGoHighLevel(opts GHLOptions) *GoHighLevel {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /contacts/search/duplicate", f.duplicate)
 	mux.HandleFunc("POST /contacts/upsert", f.upsert)
+	mux.HandleFunc("POST /contacts/search", f.searchContacts)
 	mux.HandleFunc("POST /contacts/", f.create)
 	mux.HandleFunc("GET /contacts/{id}", f.get)
 	mux.HandleFunc("PUT /contacts/{id}", f.update)

@@ -327,7 +327,8 @@ func (f *GoHighLevel) searchOpps(w http.ResponseWriter, r *http.Request) {
 			out = append(out, ghlOppJSON(o))
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"opportunities": nonNil(out), "meta": map[string]any{"total": len(out)}})
+	out, meta := pageOf(out, q.Get("limit"), q.Get("page"))
+	writeJSON(w, http.StatusOK, map[string]any{"opportunities": nonNil(out), "meta": meta})
 }
 
 func (f *GoHighLevel) createOpp(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package hydrate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,12 +20,26 @@ type client struct {
 	token    string
 	provider string
 	header   string // "" = Authorization: Bearer; "Api-Token" for ActiveCampaign; "query" = access_token parameter
+	version  string // GoHighLevel's required Version header ("" = none)
 }
 
 const maxBody = 4 << 20
 
 // get fetches base+path into out, classifying failures as *Error.
 func (c *client) get(ctx context.Context, path string, q url.Values, out any) error {
+	return c.send(ctx, http.MethodGet, path, q, nil, out)
+}
+
+// send sends a request (in JSON-encoded when non-nil) and decodes the answer into out.
+func (c *client) send(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	var reqBody io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return &Error{Provider: c.provider, Message: "encode request: " + err.Error()}
+		}
+		reqBody = bytes.NewReader(b)
+	}
 	if q == nil {
 		q = url.Values{}
 	}
@@ -36,7 +51,7 @@ func (c *client) get(ctx context.Context, path string, q url.Values, out any) er
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, method, u, reqBody)
 	if err != nil {
 		return &Error{Provider: c.provider, Message: "build request: " + err.Error()}
 	}
@@ -47,6 +62,12 @@ func (c *client) get(ctx context.Context, path string, q url.Values, out any) er
 		req.Header.Set("Api-Token", c.token)
 	}
 	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.version != "" {
+		req.Header.Set("Version", c.version)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return &Error{Provider: c.provider, Retry: true, Message: redact(err.Error(), c.token)}

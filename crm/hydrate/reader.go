@@ -37,6 +37,7 @@ type ReaderConfig struct {
 	Token      string
 	LocationID string
 	Properties []string // HubSpot: extra properties to read (the stage property, mapped fields)
+	Pipeline   string   // GoHighLevel deal mode: List reads each contact's opportunity stage in this pipeline
 	HTTP       *http.Client
 }
 
@@ -60,7 +61,8 @@ func NewReader(cfg ReaderConfig) (Reader, error) {
 		props := append(append([]string{}, hubspotProperties...), cfg.Properties...)
 		return &hsReader{c: &client{http: hc, base: orDefault(base, DefaultHubSpotURL), token: cfg.Token, provider: cfg.Kind}, props: props}, nil
 	case "gohighlevel":
-		return &ghlReader{c: &client{http: hc, base: orDefault(base, "https://services.leadconnectorhq.com"), token: cfg.Token, provider: cfg.Kind}}, nil
+		return &ghlReader{c: &client{http: hc, base: orDefault(base, "https://services.leadconnectorhq.com"), token: cfg.Token, provider: cfg.Kind,
+			version: ghlVersion}, location: cfg.LocationID, pipeline: cfg.Pipeline}, nil
 	}
 	return nil, fmt.Errorf("hydrate: no reader for kind %q", cfg.Kind)
 }
@@ -170,11 +172,15 @@ func hsRemote(o hsObject) RemoteContact {
 		LastName: p["lastname"], Company: p["company"], Values: p, CreatedAt: o.CreatedAt}
 }
 
-// ghlReader reads GoHighLevel contacts by id (drift). Listing for an import is not implemented.
-type ghlReader struct{ c *client }
+// ghlReader reads GoHighLevel contacts by id (drift) and lists a location's contacts (import, see
+// ghl_list.go).
+type ghlReader struct {
+	c        *client
+	location string
+	pipeline string // deal mode: the pipeline whose opportunity stage is the contact's stage
 
-func (r *ghlReader) List(context.Context, string) ([]RemoteContact, string, error) {
-	return nil, "", fmt.Errorf("hydrate: importing from GoHighLevel is not supported yet")
+	fieldAliases map[string][]string // custom field id -> its fieldKey and name, loaded by the first List
+	opps         map[string]ghlOpp   // contact id -> its opportunity in pipeline, loaded by the first List
 }
 
 func (r *ghlReader) Get(ctx context.Context, id string) (RemoteContact, error) {
