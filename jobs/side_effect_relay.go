@@ -107,6 +107,9 @@ func (r *SideEffectRelay) deliver(ctx context.Context, row models.OutboxRow) err
 
 // send delivers to the configured target and names it ("" when there is none).
 func (r *SideEffectRelay) send(ctx context.Context, row models.OutboxRow, body sideEffectBody) (string, error) {
+	if isCRMAction(row.Action) {
+		return r.sendCRM(ctx, row) // side_effect_crm.go
+	}
 	hook, err := r.Store.SideEffectWebhookGet(ctx, row.WorkspaceID)
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
 		return "", err

@@ -76,6 +76,10 @@ func (r *applyRun) merge(ctx context.Context, survivor, loser *models.Contact, w
 	if err := r.tx.ContactMergeInto(ctx, loser.ID, survivor.ID); err != nil {
 		return err
 	}
+	// Carried to the CRMs where both have a record (crm_merge side effect, same transaction).
+	if err := r.tx.SyncMergeIntent(ctx, survivor.WorkspaceID, loser.ID, survivor.ID); err != nil {
+		return err
+	}
 	if survivor.Email == nil {
 		survivor.Email = loser.Email
 	}

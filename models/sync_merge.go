@@ -1,0 +1,90 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Side-effect actions carried out on CRM records by the destinations' adapters (jobs/side_effect_crm.go).
+const (
+	ActionCRMDelete = "crm_delete"
+	ActionCRMMerge  = "crm_merge"
+)
+
+// MergeRemote is one destination's pair of records in a crm_merge side effect.
+type MergeRemote struct {
+	Survivor string `json:"survivor"`
+	Loser    string `json:"loser"`
+}
+
+// CRMMergePayload is the payload of a crm_merge side effect.
+type CRMMergePayload struct {
+	ContactID string                 `json:"contact_id"` // the survivor
+	LoserID   string                 `json:"loser_id"`
+	Action    string                 `json:"action"`
+	Remotes   map[string]MergeRemote `json:"remotes"` // destination id -> records
+	Done      []int64                `json:"done,omitempty"`
+}
+
+// SyncMergeIntent carries a leadgate merge to the CRMs. Called in the merge's transaction: for every
+// destination where both contacts have a record, one crm_merge side effect (stable id
+// "merge:<loser>:<survivor>") names the two records; the side-effect relay merges them (HubSpot) or tags
+// the loser's for review. The loser's mappings are retired at once (remote id and what leadgate wrote
+// cleared): the loser is never synced again, and its record must not be taken for the survivor's by a
+// resync, the drift check or an erase. A survivor without a record at a destination finds one by email
+// or phone at its next sync, as any contact does.
+func (s *Store) SyncMergeIntent(ctx context.Context, workspaceID int64, loserID, survivorID string) error {
+	loser, err := s.ContactRemoteIDs(ctx, loserID)
+	if err != nil {
+		return err
+	}
+	if len(loser) == 0 {
+		return nil
+	}
+	survivor, err := s.ContactRemoteIDs(ctx, survivorID)
+	if err != nil {
+		return err
+	}
+	if err := s.db.WithContext(ctx).Exec(`UPDATE sync_state SET remote_id = '', written = '{}' WHERE contact_id = ?`, loserID).Error; err != nil {
+		return fmt.Errorf("models: retire merged contact's remote ids: %w", err)
+	}
+	p := CRMMergePayload{ContactID: survivorID, LoserID: loserID, Action: ActionCRMMerge, Remotes: map[string]MergeRemote{}}
+	for dest, l := range loser {
+		if sv := survivor[dest]; sv != "" && sv != l {
+			p.Remotes[strconv.FormatInt(dest, 10)] = MergeRemote{Survivor: sv, Loser: l}
+		}
+	}
+	if len(p.Remotes) == 0 {
+		return nil
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("models: merge side effect: %w", err)
+	}
+	cid := survivorID
+	_, err = s.OutboxAdd(ctx, OutboxRow{WorkspaceID: workspaceID, ContactID: &cid, Kind: OutboxSideEffect,
+		StableID: "merge:" + loserID + ":" + survivorID, Action: ActionCRMMerge, Payload: body})
+	return err
+}
+
+// SideEffectProgress stores a side effect's updated payload (the destinations already done), so that a
+// retry after a failure at one destination does not repeat the others.
+func (s *Store) SideEffectProgress(ctx context.Context, id int64, payload json.RawMessage) error {
+	if err := s.db.WithContext(ctx).Exec(`UPDATE outbox SET payload = ? WHERE id = ?`, payload, id).Error; err != nil {
+		return fmt.Errorf("models: side effect %d progress: %w", id, err)
+	}
+	return nil
+}
+
+// SyncRemoteMoved maps a contact to the new id a CRM gave its record (a HubSpot merge may mint one), when it
+// is still mapped to the old one.
+func (s *Store) SyncRemoteMoved(ctx context.Context, destinationID int64, contactID, oldID, newID string) error {
+	err := s.db.WithContext(ctx).Exec(`UPDATE sync_state SET remote_id = ? WHERE destination_id = ? AND contact_id = ? AND remote_id = ?`,
+		newID, destinationID, contactID, oldID).Error
+	if err != nil {
+		return fmt.Errorf("models: move remote id: %w", err)
+	}
+	return nil
+}
