@@ -40,6 +40,7 @@ type Connector struct {
 
 	mu    sync.Mutex
 	cache map[int64]*Conn
+	local ratelimit.Local // this process's own admissions, kept across rebuilt adapters
 }
 
 // Conn is a connected destination: the adapter, its limiter and its request counters.
@@ -130,7 +131,7 @@ func (c *Connector) limiter(d models.Destination) (*ratelimit.Limiter, error) {
 	if rps <= 0 || c.Redis == nil {
 		return nil, nil
 	}
-	cfg := ratelimit.Config{Prefix: c.Prefix, Limit: rps, Window: time.Second}
+	cfg := ratelimit.Config{Prefix: c.Prefix, Limit: rps, Window: time.Second, Local: &c.local}
 	if d.Kind == crm.KindHubSpot || d.Kind == crm.KindGoHighLevel {
 		cfg.Limit, cfg.Window = rps*10, 10*time.Second
 	}

@@ -172,8 +172,9 @@ func orDefault(v, def string) string {
 
 // New returns a Service whose requests share Redis-backed rate limits across replicas.
 func New(store *models.Store, box *secretbox.Box, rdb redis.Scripter) *Service {
+	local := &ratelimit.Local{} // the process's own admissions survive a Redis restart (ratelimit.Config.Local)
 	return &Service{Store: store, Box: box, Limiter: func(cfg ratelimit.Config) (*ratelimit.Limiter, error) {
-		cfg.Prefix = "leadgate:ratelimit:"
+		cfg.Prefix, cfg.Local = "leadgate:ratelimit:", local
 		return ratelimit.New(rdb, cfg)
 	}}
 }

@@ -35,6 +35,11 @@ type Config struct {
 	// ~100 ms, and a CRM that counts one request too many answers 429.
 	// A negative Margin means none.
 	Margin time.Duration
+	// Local, when set, also holds this process's own admissions (share one Local across every Limiter of
+	// the process). Redis is the shared truth, but a Redis restart without persistence forgets the log,
+	// and the next second would then admit a full budget on top of what was just sent; with Local this
+	// process still never exceeds the limit on its own.
+	Local *Local
 }
 
 // Limiter admits requests per key (one key per destination). It holds no local state: any number of
@@ -114,8 +119,20 @@ return 0
 // Allow tries to admit one request for key now. It returns 0 when admitted, else how long to wait
 // before trying again (nothing is consumed then).
 func (l *Limiter) Allow(ctx context.Context, key string) (time.Duration, error) {
-	window := (l.cfg.Window + l.cfg.Margin).Microseconds()
-	us, err := admitScript.Run(ctx, l.rdb, l.keys(key), l.cfg.Limit, window, member()).Int64()
+	span := l.cfg.Window + l.cfg.Margin
+	var slot time.Time
+	if l.cfg.Local != nil {
+		var wait time.Duration
+		if slot, wait = l.cfg.Local.reserve(l.cfg.Prefix+key, l.cfg.Limit, span, time.Now()); wait > 0 {
+			return wait, nil
+		}
+	}
+	us, err := admitScript.Run(ctx, l.rdb, l.keys(key), l.cfg.Limit, span.Microseconds(), member()).Int64()
+	if err != nil || us > 0 {
+		if l.cfg.Local != nil {
+			l.cfg.Local.release(l.cfg.Prefix+key, slot)
+		}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("ratelimit: admit %s: %w", key, err)
 	}

@@ -148,3 +148,51 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Error("nil client accepted")
 	}
 }
+
+// TestLocalMemoryHoldsTheLimitWhenRedisForgets: Redis restarting without persistence forgets the shared
+// log. With a process-wide Local the process keeps counting its own admissions, so the limit still holds
+// in every window; without it the same loss admits a second full budget at once (the control case shows
+// the test can tell the difference).
+func TestLocalMemoryHoldsTheLimitWhenRedisForgets(t *testing.T) {
+	const limit = 5
+	for _, tc := range []struct {
+		name      string
+		local     *ratelimit.Local
+		wantAbove bool
+	}{
+		{"with local memory", &ratelimit.Local{}, false},
+		{"redis only", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rdb, prefix := newRedis(t)
+			l, err := ratelimit.New(rdb, ratelimit.Config{Prefix: prefix, Limit: limit, Window: time.Second, Local: tc.local})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			var admitted []time.Time
+			for range limit {
+				if err := l.Wait(ctx, "dest:1"); err != nil {
+					t.Fatal(err)
+				}
+				admitted = append(admitted, time.Now())
+			}
+			// The restart: every key of the limiter is gone.
+			keys, _ := rdb.Keys(ctx, prefix+"*").Result()
+			if len(keys) == 0 {
+				t.Fatal("setup: the limiter wrote no keys to Redis")
+			}
+			rdb.Del(ctx, keys...)
+			for range limit {
+				if err := l.Wait(ctx, "dest:1"); err != nil {
+					t.Fatal(err)
+				}
+				admitted = append(admitted, time.Now())
+			}
+			most := crmfake.MaxInWindow(admitted, time.Second)
+			if above := most > limit; above != tc.wantAbove {
+				t.Fatalf("%d admissions in one 1 s window (limit %d); above the limit: %v, want %v", most, limit, above, tc.wantAbove)
+			}
+		})
+	}
+}
