@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/models"
@@ -28,6 +29,17 @@ type crmSideEffect struct {
 	Remotes   map[string]models.MergeRemote `json:"remotes"`    // crm_merge: destination id -> records
 	Done      []int64                       `json:"done"`       // destinations already carried out
 }
+
+// heldError is a CRM side effect that waits without counting an attempt: its destination is paused, answered
+// 429, or refused the credentials. Pausing holds work (issue 4 §1, §7): an expired token or a rate limit
+// must not turn erasures into dead letters.
+type heldError struct {
+	error
+	wait time.Duration
+}
+
+// pausedWait is how long a side effect for a paused destination waits before it looks again.
+const pausedWait = time.Minute
 
 // sendCRM carries a crm_delete or crm_merge out at every destination named in its payload, each through the
 // destination's adapter and rate limiter (the Connector). A destination done is recorded in the row's
@@ -53,6 +65,7 @@ func (r *SideEffectRelay) sendCRM(ctx context.Context, row models.OutboxRow) (st
 	}
 	var outcome []string
 	var retry, perm []error
+	var held time.Duration
 	for _, destID := range slices.Sorted(maps.Keys(targets)) {
 		if slices.Contains(p.Done, destID) {
 			continue
@@ -60,9 +73,14 @@ func (r *SideEffectRelay) sendCRM(ctx context.Context, row models.OutboxRow) (st
 		note, err := r.crmOne(ctx, row, p, destID, targets[destID])
 		if err != nil {
 			var pe permanentError
-			if errors.As(err, &pe) {
+			var he heldError
+			switch {
+			case errors.As(err, &pe):
 				perm = append(perm, err)
-			} else {
+			case errors.As(err, &he):
+				held = max(held, he.wait)
+				retry = append(retry, err)
+			default:
 				retry = append(retry, err)
 			}
 			continue
@@ -74,8 +92,12 @@ func (r *SideEffectRelay) sendCRM(ctx context.Context, row models.OutboxRow) (st
 		}
 	}
 	switch {
+	case held > 0 && len(perm) == 0 && allHeld(retry):
+		return "crm", heldError{errors.Join(retry...), held}
 	case len(retry) > 0:
-		return "crm", errors.Join(append(retry, perm...)...)
+		// Counted and retried as a whole: flattened so that neither a held nor a permanent failure of one
+		// destination decides for the others.
+		return "crm", errors.New(errors.Join(append(retry, perm...)...).Error())
 	case len(perm) > 0:
 		return "crm", permanentError{errors.Join(perm...)}
 	case len(outcome) == 0 && len(p.Done) == 0:
@@ -99,7 +121,7 @@ func (r *SideEffectRelay) crmOne(ctx context.Context, row models.OutboxRow, p cr
 	case d.Kind == crm.KindSandbox && row.Action == models.ActionCRMDelete:
 		return d.Name + " deleted at erase", nil
 	case d.Paused:
-		return "", fmt.Errorf("destination %s is paused", d.Name)
+		return "", heldError{fmt.Errorf("destination %s is paused", d.Name), pausedWait}
 	}
 	conn, err := r.Connector.Connect(ctx, d)
 	if err != nil {
@@ -112,7 +134,7 @@ func (r *SideEffectRelay) crmOne(ctx context.Context, row models.OutboxRow, p cr
 			return d.Name + " cannot delete: skipped", nil
 		}
 		if err := del.DeleteContact(ctx, rec.Survivor); err != nil {
-			return "", crmErr(d, "delete record "+rec.Survivor, err)
+			return "", r.crmErr(ctx, d, conn, "delete record "+rec.Survivor, err)
 		}
 		return d.Name + " deleted " + rec.Survivor, nil
 	default:
@@ -123,7 +145,7 @@ func (r *SideEffectRelay) crmOne(ctx context.Context, row models.OutboxRow, p cr
 		newID, err := m.MergeContacts(ctx, crm.Merge{SurvivorRemoteID: rec.Survivor, LoserRemoteID: rec.Loser,
 			SurvivorLeadgateID: p.ContactID, LoserLeadgateID: p.LoserID})
 		if err != nil {
-			return "", crmErr(d, "merge record "+rec.Loser+" into "+rec.Survivor, err)
+			return "", r.crmErr(ctx, d, conn, "merge record "+rec.Loser+" into "+rec.Survivor, err)
 		}
 		if newID != "" {
 			if err := r.Store.SyncRemoteMoved(ctx, d.ID, p.ContactID, rec.Survivor, newID); err != nil {
@@ -135,13 +157,36 @@ func (r *SideEffectRelay) crmOne(ctx context.Context, row models.OutboxRow, p cr
 	}
 }
 
-// crmErr names the destination; a validation answer cannot be fixed by retrying.
-func crmErr(d models.Destination, what string, err error) error {
-	err = fmt.Errorf("%s: %s: %w", d.Name, what, err)
-	if crm.ClassOf(err) == crm.Invalid {
-		return permanentError{err}
+// crmErr names the destination and classifies the failure: a validation answer cannot be fixed by
+// retrying; a 429 pauses the destination's limiter (for the sync too, on every replica) and holds the side
+// effect for Retry-After; refused credentials hold it until the destination works again.
+func (r *SideEffectRelay) crmErr(ctx context.Context, d models.Destination, conn *Conn, what string, err error) error {
+	wrapped := fmt.Errorf("%s: %s: %w", d.Name, what, err)
+	switch crm.ClassOf(err) {
+	case crm.Invalid:
+		return permanentError{wrapped}
+	case crm.RateLimited:
+		wait := max(retryAfter(err), time.Second)
+		if conn.Limiter != nil {
+			if perr := conn.Limiter.Pause(ctx, conn.Key, r.now().Add(wait)); perr != nil {
+				r.Log.Warn("side effect: pause limiter", "destination", d.ID, "err", perr)
+			}
+		}
+		return heldError{wrapped, wait}
+	case crm.Auth:
+		return heldError{wrapped, pausedWait}
 	}
-	return err
+	return wrapped
+}
+
+func allHeld(errs []error) bool {
+	for _, err := range errs {
+		var he heldError
+		if !errors.As(err, &he) {
+			return false
+		}
+	}
+	return true
 }
 
 // saveProgress records the destinations done in the row's payload, keeping its other fields.

@@ -274,3 +274,47 @@ func TestLeadgateMergeIsCarriedToTheCRM(t *testing.T) {
 	}
 }
 
+
+// A paused destination holds a crm_delete without spending its attempts (an expired token must not turn
+// erasures into dead letters); a 429 holds it for Retry-After, also uncounted; then it is deleted once.
+func TestSideEffectCRMDeleteWaitsForAPausedOrRateLimitedDestination(t *testing.T) {
+	e := newSyncEnv(t)
+	cc := e.crmCases()[crm.KindHubSpot]()
+	c := e.contact("held@example.com", "Discovered")
+	e.drainAll(cc.dest, 20*time.Second)
+	remote := e.remoteID(cc.dest, c.ID)
+	if err := e.store.DB().Exec(`UPDATE destinations SET paused = true WHERE id = ?`, cc.dest.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	row := e.eraseWithCRMDelete(c)
+	relay := e.sideEffectRelay()
+	for range 3 {
+		if _, err := relay.Deliver(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.store.DB().Exec(`UPDATE outbox SET next_attempt_at = now() WHERE id = ?`, row.ID) // the wait passes
+	}
+	var got models.OutboxRow
+	e.store.DB().Raw(`SELECT * FROM outbox WHERE id = ?`, row.ID).Scan(&got)
+	if got.Status != models.OutboxPending || got.Attempts != 0 || !strings.Contains(got.LastError, "paused") {
+		t.Errorf("while paused: row %s attempts %d (%q), want pending, 0 attempts, paused", got.Status, got.Attempts, got.LastError)
+	}
+	if n := countRequests(cc.requests(), "DELETE", "/"); n != 0 {
+		t.Errorf("DELETE requests while paused = %d, want 0", n)
+	}
+
+	e.store.DB().Exec(`UPDATE destinations SET paused = false WHERE id = ?`, cc.dest.ID)
+	cc.fail(crmfake.Response{Method: "DELETE", Status: 429, Header: map[string][]string{"Retry-After": {"1"}},
+		Body: `{"status":"error","message":"You have reached your ten secondly limit.","policyName":"TEN_SECONDLY_ROLLING"}`})
+	if _, err := relay.Deliver(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.store.DB().Raw(`SELECT * FROM outbox WHERE id = ?`, row.ID).Scan(&got)
+	if got.Status != models.OutboxPending || got.Attempts != 0 || !got.NextAttemptAt.After(time.Now()) {
+		t.Errorf("after a 429: row %s attempts %d next %s, want pending, uncounted, due after Retry-After", got.Status, got.Attempts, got.NextAttemptAt)
+	}
+	got = e.deliverUntil(relay, row.ID, func(r models.OutboxRow) bool { return r.Status != models.OutboxPending })
+	if got.Status != models.OutboxSent || got.Attempts != 1 || !slices.Equal(cc.deleted(), []string{remote}) {
+		t.Errorf("row %s attempts %d, fake deleted %v; want sent at the first counted attempt, [%s]", got.Status, got.Attempts, cc.deleted(), remote)
+	}
+}

@@ -94,6 +94,11 @@ func (r *SideEffectRelay) deliver(ctx context.Context, row models.OutboxRow) err
 		r.Metrics.sideEffect("sent")
 		return r.Store.SideEffectDone(ctx, row.ID, models.OutboxSent, "delivered to "+target)
 	}
+	var held heldError
+	if errors.As(err, &held) {
+		r.Metrics.sideEffect("held") // paused or rate-limited CRM destination: waits, not counted
+		return r.Store.SideEffectHold(ctx, row.ID, r.now().Add(held.wait), err.Error())
+	}
 	var perm permanentError
 	if errors.As(err, &perm) || row.Attempts+1 >= r.attempts() {
 		r.Metrics.sideEffect("dead")

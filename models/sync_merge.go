@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Side-effect actions carried out on CRM records by the destinations' adapters (jobs/side_effect_crm.go).
@@ -85,6 +86,16 @@ func (s *Store) SyncRemoteMoved(ctx context.Context, destinationID int64, contac
 		newID, destinationID, contactID, oldID).Error
 	if err != nil {
 		return fmt.Errorf("models: move remote id: %w", err)
+	}
+	return nil
+}
+
+// SideEffectHold makes a side effect due again at at without counting an attempt: its target is paused or
+// rate limited, which holds work and drops nothing.
+func (s *Store) SideEffectHold(ctx context.Context, id int64, at time.Time, reason string) error {
+	err := s.db.WithContext(ctx).Exec(`UPDATE outbox SET next_attempt_at = ?, last_error = ? WHERE id = ?`, at, syncTruncate(reason), id).Error
+	if err != nil {
+		return fmt.Errorf("models: side effect %d hold: %w", id, err)
 	}
 	return nil
 }
