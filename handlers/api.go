@@ -41,7 +41,18 @@ func (a *API) LoadWorkspace(next http.Handler) http.Handler {
 			serverError(a.Log, w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), wsKey{}, ws)))
+		// A signed-in user restricted to other workspaces is refused; API
+		// tokens are not restricted (their role applies everywhere).
+		ctx, allowed, err := enterWorkspace(r.Context(), a.Store, ws)
+		if err != nil {
+			serverError(a.Log, w, r, err)
+			return
+		}
+		if !allowed {
+			writeError(w, http.StatusForbidden, "ws", "no access to workspace "+ws.Slug)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, wsKey{}, ws)))
 	})
 }
 

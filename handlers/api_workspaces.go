@@ -12,9 +12,12 @@ type workspaceJSON struct {
 	Name string `json:"name"`
 }
 
-// ListWorkspaces answers {"workspaces":[{"slug","name"}]}.
+// ListWorkspaces answers {"workspaces":[{"slug","name"}]}: those the caller may open.
 func (a *API) ListWorkspaces(w http.ResponseWriter, r *http.Request) {
 	list, err := a.Store.WorkspaceList(r.Context(), false)
+	if err == nil {
+		list, err = allowedWorkspaces(r.Context(), a.Store, list)
+	}
 	if err != nil {
 		serverError(a.Log, w, r, err)
 		return

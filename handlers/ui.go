@@ -75,8 +75,10 @@ func (u *UI) now() time.Time {
 	return time.Now()
 }
 
-// LoadWorkspace resolves {ws} for the routes below it, remembers it as the
-// user's current workspace, and answers 404 itself for unknown or archived ones.
+// LoadWorkspace resolves {ws} for the routes below it, gives the principal
+// its role in that workspace (workspace_access.go), remembers it as the
+// user's current workspace, and answers 404 itself for unknown or archived
+// ones and 403 for a workspace the user is restricted from.
 func (u *UI) LoadWorkspace(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := u.Store.WorkspaceBySlug(r.Context(), chi.URLParam(r, "ws"))
@@ -88,6 +90,16 @@ func (u *UI) LoadWorkspace(next http.Handler) http.Handler {
 			u.serverError(w, r, err)
 			return
 		}
+		ctx, allowed, err := enterWorkspace(r.Context(), u.Store, ws)
+		if err != nil {
+			u.serverError(w, r, err)
+			return
+		}
+		if !allowed {
+			u.WorkspaceForbidden(w, r)
+			return
+		}
+		r = r.WithContext(ctx)
 		if u.Sessions.Workspace(r) != ws.Slug {
 			if err := u.Sessions.SetWorkspace(w, r, ws.Slug); err != nil {
 				u.Log.Warn("remember workspace", "err", err)
@@ -101,7 +113,7 @@ func (u *UI) LoadWorkspace(next http.Handler) http.Handler {
 func (u *UI) meta(w http.ResponseWriter, r *http.Request, nav, title string) (views.PageMeta, error) {
 	p, _ := principal.From(r.Context())
 	m := views.PageMeta{
-		Title: title, Nav: nav, Role: p.Role, Assets: u.Assets,
+		Title: title, Nav: nav, Role: p.Role, InstanceAdmin: isGlobalAdmin(r), Assets: u.Assets,
 		User:      views.UserRef{ID: p.ID, Email: p.Name},
 		CSRFToken: csrf.Token(r),
 	}
@@ -110,10 +122,16 @@ func (u *UI) meta(w http.ResponseWriter, r *http.Request, nav, title string) (vi
 	} else if slug := u.Sessions.Workspace(r); slug != "" {
 		// Instance pages keep the sidebar pointing at the last workspace.
 		if ws, err := u.Store.WorkspaceBySlug(r.Context(), slug); err == nil && ws.ArchivedAt == nil {
-			m.Workspace = wsRef(ws)
+			if _, ok, err := enterWorkspace(r.Context(), u.Store, ws); err == nil && ok {
+				m.Workspace = wsRef(ws)
+			}
 		}
 	}
+	// The switcher lists only the workspaces this user may open.
 	list, err := u.Store.WorkspaceList(r.Context(), false)
+	if err == nil {
+		list, err = allowedWorkspaces(r.Context(), u.Store, list)
+	}
 	if err != nil {
 		return m, err
 	}
@@ -180,6 +198,13 @@ func isHTMX(r *http.Request) bool {
 func (u *UI) Forbidden(w http.ResponseWriter, r *http.Request) {
 	u.errorPage(w, r, views.ErrorView{Status: http.StatusForbidden, Title: "You can't do that",
 		Message: "Your role does not allow this action. Ask an admin if you need it."})
+}
+
+// WorkspaceForbidden answers the 403 page for a workspace the user's
+// memberships do not include (it is not 404: the user may ask for access).
+func (u *UI) WorkspaceForbidden(w http.ResponseWriter, r *http.Request) {
+	u.errorPage(w, r, views.ErrorView{Status: http.StatusForbidden, Title: "No access to this workspace",
+		Message: "Your account is limited to some workspaces and this is not one of them. Pick one of yours from the workspace switcher, or ask an admin for access."})
 }
 
 // NotFound answers the 404 page.

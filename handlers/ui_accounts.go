@@ -106,11 +106,32 @@ func (u *UI) usersPage(w http.ResponseWriter, r *http.Request, status int, v vie
 		u.serverError(w, r, err)
 		return
 	}
+	members, err := u.Store.WorkspaceMemberships(r.Context())
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	byUser := map[int64][]views.MembershipRow{}
+	for _, ms := range members {
+		byUser[ms.UserID] = append(byUser[ms.UserID], views.MembershipRow{Slug: ms.Slug, Name: ms.Name, Role: ms.Role, Archived: ms.Archived})
+	}
+	spaces, err := u.Store.WorkspaceList(r.Context(), false)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	for _, ws := range spaces {
+		v.Workspaces = append(v.Workspaces, views.Option{Value: ws.Slug, Label: ws.Name})
+	}
 	p, _ := principal.From(r.Context())
 	v.Now = u.now()
 	for _, x := range list {
-		v.Rows = append(v.Rows, views.UserRow{ID: x.ID, Email: x.Email, Role: x.Role, Disabled: x.DisabledAt != nil,
-			MustChange: x.MustChangePassword, LastLoginAt: x.LastLoginAt, Self: x.ID == p.ID})
+		row := views.UserRow{ID: x.ID, Email: x.Email, Role: x.Role, Disabled: x.DisabledAt != nil,
+			MustChange: x.MustChangePassword, LastLoginAt: x.LastLoginAt, Self: x.ID == p.ID}
+		if x.Role != models.RoleAdmin {
+			row.Memberships = byUser[x.ID] // an admin's leftover rows do not restrict them
+		}
+		v.Rows = append(v.Rows, row)
 	}
 	u.page(w, r, status, views.NavUsers, "Users", func(m views.PageMeta) templ.Component { return views.UsersPage(m, v) })
 }

@@ -28,9 +28,19 @@ func (u *UI) ListAudit(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
+	// A user restricted to some workspaces (a client login) does not see the
+	// instance-wide history: other clients' users and tokens.
+	restricted, err := isRestricted(r, u.Store)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
 	path := "/w/" + ws.Slug + "/audit"
 	v := views.AuditView{Workspace: wsRef(ws), Now: u.now()}
 	for _, e := range list {
+		if restricted && e.WorkspaceID == nil {
+			continue
+		}
 		subject := e.SubjectType
 		if e.SubjectID != "" {
 			subject += " " + e.SubjectID

@@ -79,7 +79,7 @@ func (u *UI) dashboard(ctx context.Context, r *http.Request) (views.DashboardVie
 		v.Sources = append(v.Sources, views.SourceHealth{ID: s.ID, Name: s.Name, Kind: s.Kind, Channel: s.Channel,
 			Enabled: s.Enabled, LastEvent: a.LastEvent, Events24h: a.Last24h})
 	}
-	v.Chart, err = u.rateChart(ctx, ws.ID, sources, now)
+	v.Chart, v.ChannelChart, err = u.rateCharts(ctx, ws.ID, sources, now)
 	return v, err
 }
 
@@ -98,13 +98,14 @@ func eventCounters(e models.EventCounts) []views.Counter {
 	}
 }
 
-// rateChart turns per-bucket counts into events-per-minute lines, one per source.
-func (u *UI) rateChart(ctx context.Context, wsID int64, sources []models.Source, now time.Time) (views.Chart, error) {
+// rateCharts turns per-bucket counts into events-per-minute lines, one per
+// source and, summed over the sources of each channel, one per channel.
+func (u *UI) rateCharts(ctx context.Context, wsID int64, sources []models.Source, now time.Time) (views.Chart, views.Chart, error) {
 	start := now.Add(-24 * time.Hour).Truncate(chartBucket)
 	n := int(now.Sub(start)/chartBucket) + 1
 	rates, err := u.Store.EventRates(ctx, wsID, start, chartBucket)
 	if err != nil {
-		return views.Chart{}, err
+		return views.Chart{}, views.Chart{}, err
 	}
 	index := map[int64]int{}
 	series := make([]views.ChartSeries, 0, len(sources))
@@ -122,7 +123,34 @@ func (u *UI) rateChart(ctx context.Context, wsID int64, sources []models.Source,
 		series[i].Values[b] += float64(rt.N) / perMinute
 		series[i].Total += rt.N
 	}
-	return views.NewRateChart(start, chartBucket, series), nil
+	bySource := views.NewRateChart(start, chartBucket, series)
+	byChannel := views.NewRateChart(start, chartBucket, channelSeries(sources, series))
+	byChannel.By = "channel"
+	return bySource, byChannel, nil
+}
+
+// channelSeries sums per-source series (in sources' order) by the sources'
+// channel, channels in the order they first appear.
+func channelSeries(sources []models.Source, perSource []views.ChartSeries) []views.ChartSeries {
+	index := map[string]int{}
+	var out []views.ChartSeries
+	for i, s := range sources {
+		name := s.Channel
+		if name == "" {
+			name = "(no channel)"
+		}
+		j, ok := index[name]
+		if !ok {
+			j = len(out)
+			index[name] = j
+			out = append(out, views.ChartSeries{Name: name, Values: make([]float64, len(perSource[i].Values))})
+		}
+		for b, v := range perSource[i].Values {
+			out[j].Values[b] += v
+		}
+		out[j].Total += perSource[i].Total
+	}
+	return out
 }
 
 // funnel counts live contacts per stage in the order of the rules in force;

@@ -21,7 +21,10 @@ type guardForms struct {
 	filters map[int64][]views.FilterRule
 	alarm   views.SilenceForm
 	channel views.ChannelForm
-	errs    map[string]views.FieldErrors
+	// alerting and health hold what was typed into those forms (health: by metric).
+	alerting *views.AlertingForm
+	health   map[string]views.HealthAlarmRow
+	errs     map[string]views.FieldErrors
 }
 
 // ShowGuards renders the guards and alerts page.
@@ -49,6 +52,15 @@ func (u *UI) guardsPage(w http.ResponseWriter, r *http.Request, status int, f gu
 	v.Loop = loopForm(settings.Loop)
 	if f.loop != nil {
 		v.Loop = *f.loop
+	}
+	v.CanAdmin = canAdmin(r)
+	v.Alerting = views.AlertingForm{HeartbeatURL: settings.Alerting.HeartbeatURL, AllowedHosts: strings.Join(settings.Alerting.AllowedHosts, "\n")}
+	if f.alerting != nil {
+		v.Alerting = *f.alerting
+	}
+	if v.Health, err = u.healthRows(r, ws.ID, f.health); err != nil {
+		u.serverError(w, r, err)
+		return
 	}
 	breakers, err := u.Store.BreakerList(ctx, ws.ID, models.BreakerTripped, models.Page{Limit: 50})
 	if err != nil {

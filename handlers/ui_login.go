@@ -78,6 +78,9 @@ func (u *UI) Logout(w http.ResponseWriter, r *http.Request) {
 // Home sends the user to the workspace they used last, else the first one.
 func (u *UI) Home(w http.ResponseWriter, r *http.Request) {
 	list, err := u.Store.WorkspaceList(r.Context(), false)
+	if err == nil {
+		list, err = allowedWorkspaces(r.Context(), u.Store, list)
+	}
 	if err != nil {
 		u.serverError(w, r, err)
 		return

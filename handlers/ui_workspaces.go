@@ -25,6 +25,9 @@ func (u *UI) workspacesPage(w http.ResponseWriter, r *http.Request, status int, 
 	p, _ := principal.From(r.Context())
 	isAdmin := models.RoleAtLeast(p.Role, models.RoleAdmin)
 	list, err := u.Store.WorkspaceList(r.Context(), isAdmin)
+	if err == nil {
+		list, err = allowedWorkspaces(r.Context(), u.Store, list)
+	}
 	if err != nil {
 		u.serverError(w, r, err)
 		return

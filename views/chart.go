@@ -24,7 +24,24 @@ type Chart struct {
 	YTicks        []ChartTick
 	XTicks        []ChartTick
 	Unit          string
-	Empty         bool // no events in the window
+	Empty         bool   // no events in the window
+	By            string // what a line stands for: "source" (default) or "channel"
+}
+
+// TestID keeps the source chart's historical test id ("rate-chart").
+func (c Chart) TestID() string {
+	if c.ByLabel() == "source" {
+		return "rate-chart"
+	}
+	return c.ByLabel() + "-chart"
+}
+
+// ByLabel names what each line stands for, for titles and the SVG's label.
+func (c Chart) ByLabel() string {
+	if c.By == "" {
+		return "source"
+	}
+	return c.By
 }
 
 // ChartLine is one series' polyline and legend entry.

@@ -36,6 +36,7 @@ const (
 type Assets struct {
 	CSS  string
 	HTMX string
+	App  string // leadgate's own script (select-all boxes); "" in view tests
 }
 
 // UserRef is the signed-in user as the chrome shows it.
@@ -71,6 +72,9 @@ type PageMeta struct {
 	Flash      *Flash
 	Nav        string
 	Assets     Assets
+	// InstanceAdmin is the global admin role: users, tokens, queues and
+	// workspace management. Role is the role in the current workspace.
+	InstanceAdmin bool
 }
 
 // CanEdit reports whether the role may change sources and configuration.

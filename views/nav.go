@@ -47,7 +47,7 @@ func navGroups(m PageMeta) []navGroup {
 		}})
 	}
 	admin := []navItem{{NavWorkspaces, "Workspaces", "/workspaces"}}
-	if m.IsAdmin() {
+	if m.InstanceAdmin {
 		admin = append(admin, navItem{NavUsers, "Users", "/users"}, navItem{NavTokens, "API tokens", "/tokens"}, navItem{NavQueues, "Queues", "/queues"})
 	}
 	return append(groups, navGroup{Label: "Settings", Items: admin})

@@ -57,9 +57,18 @@ func TestPageChrome(t *testing.T) {
 		}
 	}
 	admin := meta
-	admin.Role = RoleAdmin
+	admin.Role, admin.InstanceAdmin = RoleAdmin, true
 	html = render(t, SourcesPage(admin, SourcesView{Workspace: meta.Workspace, CanEdit: true}))
 	wantNodes(t, html, `href="/users"`, `href="/tokens"`, "New source", "Create a source")
+	// An admin of this workspace only (a membership) is not offered instance pages.
+	wsAdmin := admin
+	wsAdmin.InstanceAdmin = false
+	html = render(t, SourcesPage(wsAdmin, SourcesView{Workspace: meta.Workspace, CanEdit: true}))
+	for _, absent := range []string{`href="/users"`, `href="/tokens"`, "Manage workspaces"} {
+		if strings.Contains(html, absent) {
+			t.Errorf("workspace admin page offers %q", absent)
+		}
+	}
 }
 
 func TestHealthPanel(t *testing.T) {

@@ -53,7 +53,7 @@ func NewAssets(fsys fs.FS) (*Assets, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
 	}
-	for _, need := range []string{"css/app.css", "js/htmx.min.js"} {
+	for _, need := range []string{"css/app.css", "js/htmx.min.js", "js/app.js"} {
 		if a.byName[need] == "" {
 			return nil, fmt.Errorf("web: static asset %s is missing", need)
 		}
@@ -66,7 +66,7 @@ func (a *Assets) URL(name string) string { return a.byName[name] }
 
 // Views returns the URLs the page layout links to.
 func (a *Assets) Views() views.Assets {
-	return views.Assets{CSS: a.URL("css/app.css"), HTMX: a.URL("js/htmx.min.js")}
+	return views.Assets{CSS: a.URL("css/app.css"), HTMX: a.URL("js/htmx.min.js"), App: a.URL("js/app.js")}
 }
 
 // ServeHTTP answers GET/HEAD /static/...; unknown or outdated hashes are 404.
