@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -83,7 +86,14 @@ func (s *Store) SyncFanOut(ctx context.Context, limit int) (int, error) {
 				return fmt.Errorf("supersede outbox: %w", err)
 			}
 		}
+		// In contact order: two fan-outs racing on one contact's queue rows then lock them in the same
+		// order and wait instead of deadlocking.
+		order := make([]int, 0, len(newest))
 		for _, i := range newest {
+			order = append(order, i)
+		}
+		sort.Slice(order, func(a, b int) bool { return rows[order[a]].ContactID < rows[order[b]].ContactID })
+		for _, i := range order {
 			if err := tx.queueOutboxRow(ctx, rows[i].ID, rows[i].WorkspaceID, rows[i].ContactID, rows[i].Version, hasDest[rows[i].WorkspaceID]); err != nil {
 				return err
 			}
@@ -177,6 +187,9 @@ type SyncOutcome struct {
 // in which case it becomes due again), any dead letter it was waiting on, and the outbox rows once no
 // destination still needs them.
 func (s *Store) SyncDone(ctx context.Context, destinationID int64, outs []SyncOutcome) error {
+	// In contact order, like SyncFanOut, so the two lock the same contacts' rows in the same order.
+	outs = slices.Clone(outs)
+	slices.SortStableFunc(outs, func(a, b SyncOutcome) int { return strings.Compare(a.ContactID, b.ContactID) })
 	return s.Tx(ctx, func(tx *Store) error {
 		db := tx.db.WithContext(ctx)
 		for _, o := range outs {
