@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/crm/sandbox"
@@ -20,6 +21,12 @@ type DriftCheck struct {
 	Connector   *Connector
 	Log         *slog.Logger
 	MaxContacts int // per destination and run; default 500
+
+	// cursor is where each destination's next run resumes, so that successive runs walk every synced
+	// contact (wrapping at the end) instead of re-reading the first MaxContacts. It is a hint kept in
+	// memory: after a restart the walk begins again from the start.
+	mu     sync.Mutex
+	cursor map[int64]string
 }
 
 // RunAll checks every active destination.
@@ -51,15 +58,29 @@ func (c *DriftCheck) Run(ctx context.Context, d models.Destination) (int, error)
 	if limit <= 0 {
 		limit = 500
 	}
-	found, after, seen := 0, "", 0
+	start := c.resumeAt(d.ID)
+	found, after, seen := 0, start, 0
+	wrapped := start == ""
+	defer func() { c.saveCursor(d.ID, after) }()
 	for seen < limit {
 		states, err := c.Store.SyncStatesPage(ctx, d.ID, after, min(100, limit-seen))
-		if err != nil || len(states) == 0 {
+		if err != nil {
 			return found, err
+		}
+		if len(states) == 0 {
+			if wrapped {
+				after = ""
+				return found, nil
+			}
+			after, wrapped = "", true // the end of the walk: go on from the first contact
+			continue
 		}
 		var checked []string
 		var drift []models.SyncDrift
 		for _, st := range states {
+			if wrapped && start != "" && st.ContactID > start {
+				return found + len(drift), c.Store.SyncDriftReplace(ctx, d.ID, checked, drift) // a full lap
+			}
 			after = st.ContactID
 			seen++
 			remote, err := get(ctx, st.RemoteID)
@@ -79,6 +100,21 @@ func (c *DriftCheck) Run(ctx context.Context, d models.Destination) (int, error)
 		found += len(drift)
 	}
 	return found, nil
+}
+
+func (c *DriftCheck) resumeAt(destinationID int64) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cursor[destinationID]
+}
+
+func (c *DriftCheck) saveCursor(destinationID int64, after string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cursor == nil {
+		c.cursor = map[int64]string{}
+	}
+	c.cursor[destinationID] = after
 }
 
 // compare lists the written fields whose remote value differs (bookkeeping keys and the loop fields aside).
