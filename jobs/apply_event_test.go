@@ -29,6 +29,7 @@ func TestApplyRetryPolicy(t *testing.T) {
 		{"wrapped busy", fmt.Errorf("outer: %w", &apply.BusyError{Delay: time.Second}), false, time.Second},
 		{"failed run", &apply.FailedError{Cause: errors.New("boom"), Delay: 4 * time.Second}, true, 4 * time.Second},
 		{"other error", errors.New("redis down"), true, 0},
+		{"orphaned by a killed worker", asynq.ErrLeaseExpired, true, time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -64,6 +65,9 @@ func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	var d interface{ RetryAfter() time.Duration }
 	if asErr(err, &d) {
 		return d.RetryAfter()
+	}
+	if errors.Is(err, asynq.ErrLeaseExpired) {
+		return time.Second // orphaned by a killed worker: its work is in Postgres, resume it now
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cenkalti/backoff/v5"
 
+	"github.com/leadgate/leadgate/internal/failpoint"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/models"
 )
@@ -43,6 +44,8 @@ type SideEffectRelay struct {
 	BackoffStart time.Duration // default 2 s
 	Lease        time.Duration // default 2 min
 	Now          func() time.Time
+	// Failpoints stop the process at named points (failure-boundary tests; nil: none).
+	Failpoints *failpoint.Set
 }
 
 // sideEffectBody is what the lifecycle engine writes as a side_effect payload.
@@ -82,10 +85,12 @@ func (r *SideEffectRelay) deliver(ctx context.Context, row models.OutboxRow) err
 		_, err := r.Store.SideEffectDeadLetter(ctx, row, "side effect payload is not readable: "+err.Error())
 		return err
 	}
+	r.Failpoints.Hit(failpoint.SideEffectBeforeSend)
 	target, err := r.send(ctx, row, body)
 	if ctx.Err() != nil {
 		return ctx.Err() // shutdown: the lease brings the row back
 	}
+	r.Failpoints.Hit(failpoint.SideEffectAfterSend)
 	switch {
 	case err == nil && target == "":
 		r.Metrics.sideEffect("skipped")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/guards/loop"
+	"github.com/leadgate/leadgate/internal/failpoint"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -46,6 +47,8 @@ type SyncRelay struct {
 	// KeepLeasesOnCancel makes a cancelled send leave its leases to expire, exactly as a killed process
 	// does (crash tests). By default a cancelled send (a graceful shutdown) hands its batch back at once.
 	KeepLeasesOnCancel bool
+	// Failpoints stop the process at named points (failure-boundary tests; nil: none).
+	Failpoints *failpoint.Set
 }
 
 const fanOutBatch = 500
@@ -170,6 +173,7 @@ func (r *SyncRelay) sendVia(ctx context.Context, d models.Destination, conn *Con
 		}
 		return ctx.Err()
 	}
+	r.Failpoints.Hit(failpoint.SyncAfterCRMAccept)
 	counts := models.DestinationCounters{Calls: conn.Calls() - calls, RateLimited: conn.RateLimitedCalls() - limited}
 	var done []models.SyncOutcome
 	var failed []failure

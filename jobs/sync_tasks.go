@@ -61,12 +61,19 @@ type ImportPayload struct {
 	Actor         string `json:"actor"`
 }
 
+// orphanRetries is the retry budget of the tasks that hold a task id (kick, drain, side-effect pass).
+// Their handlers never fail, so it is spent only when a killed worker orphaned the task: asynq's
+// recoverer then retries it (see RetryDelay), the retry finishes and frees the id. With no retry the
+// orphan would be archived, and an archived task keeps its id, refusing every later drain (issue 7 §5,
+// internal/boundary).
+const orphanRetries = 1
+
 // SyncQueue enqueues sync work. Enqueue failures are harmless: the periodic tick finds the work in Postgres.
 type SyncQueue struct{ Client *asynq.Client }
 
 // Kick asks for a tick now; a kick already waiting absorbs this one.
 func (q SyncQueue) Kick(ctx context.Context) error {
-	return q.enqueue(ctx, asynq.NewTask(TypeSyncTick, nil, asynq.Queue(QueueSync), asynq.MaxRetry(0), asynq.Timeout(time.Minute),
+	return q.enqueue(ctx, asynq.NewTask(TypeSyncTick, nil, asynq.Queue(QueueSync), asynq.MaxRetry(orphanRetries), asynq.Timeout(time.Minute),
 		asynq.TaskID("sync:kick")))
 }
 
@@ -132,13 +139,13 @@ func (s *SyncTasks) Tick(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		b, _ := json.Marshal(destinationPayload{DestinationID: id})
-		if err := s.Queue.enqueue(ctx, asynq.NewTask(TypeSyncDestination, b, asynq.Queue(QueueSync), asynq.MaxRetry(0),
+		if err := s.Queue.enqueue(ctx, asynq.NewTask(TypeSyncDestination, b, asynq.Queue(QueueSync), asynq.MaxRetry(orphanRetries),
 			asynq.Timeout(2*time.Minute), asynq.TaskID("sync:dest:"+strconv.FormatInt(id, 10)))); err != nil {
 			return err
 		}
 	}
 	if s.SideEffects != nil {
-		return s.Queue.enqueue(ctx, asynq.NewTask(TypeSideEffects, nil, asynq.Queue(QueueSync), asynq.MaxRetry(0),
+		return s.Queue.enqueue(ctx, asynq.NewTask(TypeSideEffects, nil, asynq.Queue(QueueSync), asynq.MaxRetry(orphanRetries),
 			asynq.Timeout(2*time.Minute), asynq.TaskID("side_effect:relay")))
 	}
 	return nil

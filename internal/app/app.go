@@ -26,6 +26,7 @@ import (
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/spool"
 	"github.com/leadgate/leadgate/internal/config"
+	"github.com/leadgate/leadgate/internal/failpoint"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/jobs"
 	"github.com/leadgate/leadgate/lifecycle/apply"
@@ -84,6 +85,7 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 		Redis:   a.Redis,
 		Queue:   a.Queue,
 		Spool:   a.Spool,
+		Group:   &ingest.GroupCommit{Store: store, Log: log},
 		Metrics: ingest.NewMetrics(a.Registry),
 		Log:     log,
 		Window:  cfg.IdempotencyWindow,
@@ -98,6 +100,12 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 	a.Hydrator = hydrate.New(store, a.Box, a.Redis)
 	a.Applier.Hydrator = a.Hydrator
 	a.Applier.Guards = apply.Guards{Writes: a.Guards.Writes, Breaker: a.Guards.Breaker}
+	a.Sync.Relay.Lease, a.Sync.SideEffects.Lease = cfg.SyncLease, cfg.SideEffectLease
+	fp, err := failpoint.New(cfg.Failpoints, cfg.FailpointDir, log)
+	if err != nil {
+		return nil, err
+	}
+	a.Applier.Failpoints, a.Sync.Relay.Failpoints, a.Sync.SideEffects.Failpoints = fp, fp, fp
 	return a, nil
 }
 
@@ -219,7 +227,9 @@ func (a *App) ServeHTTP(ctx context.Context) error {
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err := srv.Shutdown(shutdownCtx)
+	a.Ingest.Group.Close() // after the last request: nothing is waiting on a group any more
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	return nil

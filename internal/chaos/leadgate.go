@@ -27,6 +27,7 @@ const workspace = "chaos"
 // leadgateProc runs `leadgate serve` and talks to its admin API.
 type leadgateProc struct {
 	bin, logPath string
+	args         []string // after "serve" (e.g. --role web)
 	env          []string
 	base         string // http://127.0.0.1:port
 	token        string
@@ -49,6 +50,15 @@ func leadgateEnv(vars map[string]string) []string {
 }
 
 func newLeadgate(ctx context.Context, bin, dir, databaseURL, redisURL string, workers int) (*leadgateProc, error) {
+	l, err := prepareLeadgate(ctx, bin, dir, databaseURL, redisURL, workers)
+	if err != nil {
+		return nil, err
+	}
+	return l, l.start(ctx)
+}
+
+// prepareLeadgate migrates the database and creates the admin token, without starting serve.
+func prepareLeadgate(ctx context.Context, bin, dir, databaseURL, redisURL string, workers int) (*leadgateProc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -77,12 +87,12 @@ func newLeadgate(ctx context.Context, bin, dir, databaseURL, redisURL string, wo
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	l.token = strings.TrimSpace(lines[len(lines)-1])
-	return l, l.start(ctx)
+	return l, nil
 }
 
 // start runs `leadgate serve` and waits until /readyz answers 200.
 func (l *leadgateProc) start(ctx context.Context) error {
-	cmd := exec.Command(l.bin, "serve")
+	cmd := exec.Command(l.bin, append([]string{"serve"}, l.args...)...)
 	cmd.Env = l.env
 	p, err := startChild(cmd, l.logPath)
 	if err != nil {

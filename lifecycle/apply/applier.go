@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leadgate/leadgate/internal/failpoint"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -40,6 +41,8 @@ type Applier struct {
 	Hydrator Hydrator
 	// Guards suppress CRM echoes and hold runaway contacts (zero: off).
 	Guards Guards
+	// Failpoints stop the process at named points (failure-boundary tests; nil: none).
+	Failpoints *failpoint.Set
 
 	// parsed caches decoded rule sets by workspace and version: the version
 	// is read in every run, the JSON decoded only when it changes.
@@ -174,6 +177,7 @@ func (a *Applier) Apply(ctx context.Context, eventID string) error {
 				a.Log.Warn("apply: pending peer failed; it will be retried by its own task", "event", e.ID, "err", err)
 			}
 		}
+		a.Failpoints.Hit(failpoint.ApplyBeforeCommit)
 		return nil
 	})
 	if err != nil {
@@ -182,6 +186,7 @@ func (a *Applier) Apply(ctx context.Context, eventID string) error {
 		}
 		return a.recordFailure(ctx, ev, err)
 	}
+	a.Failpoints.Hit(failpoint.ApplyAfterCommit)
 	if own != nil {
 		return own
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leadgate/leadgate/crm/hydrate"
 	"github.com/leadgate/leadgate/ingest/normalize"
+	"github.com/leadgate/leadgate/internal/failpoint"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -28,6 +29,7 @@ func (a *Applier) hydrate(ctx context.Context, ev models.Event) (models.Event, b
 			"waiting for hydration: the payload carries only a provider id and no provider client is configured for it", false)
 	}
 	email, phone, first, last, fields, err := a.Hydrator.Hydrate(ctx, ev.WorkspaceID, ev.Hydration)
+	a.Failpoints.Hit(failpoint.HydrateAfterFetch)
 	var perr *hydrate.Error
 	switch {
 	case errors.Is(err, hydrate.ErrNoCredentials):
@@ -63,6 +65,7 @@ func (a *Applier) hydrate(ctx context.Context, ev models.Event) (models.Event, b
 	if err != nil {
 		return ev, false, err
 	}
+	a.Failpoints.Hit(failpoint.HydrateAfterStore)
 	return updated, h.Status == "", nil
 }
 
