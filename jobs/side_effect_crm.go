@@ -102,6 +102,8 @@ func (r *SideEffectRelay) sendCRM(ctx context.Context, row models.OutboxRow) (st
 		return "crm", permanentError{errors.Join(perm...)}
 	case len(outcome) == 0 && len(p.Done) == 0:
 		return "crm: no destination holds a record of the contact", nil
+	case len(outcome) == 0:
+		return "crm: every destination was done by an earlier attempt", nil
 	}
 	return "crm: " + strings.Join(outcome, "; "), nil
 }
