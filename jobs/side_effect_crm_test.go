@@ -274,7 +274,6 @@ func TestLeadgateMergeIsCarriedToTheCRM(t *testing.T) {
 	}
 }
 
-
 // A paused destination holds a crm_delete without spending its attempts (an expired token must not turn
 // erasures into dead letters); a 429 holds it for Retry-After, also uncounted; then it is deleted once.
 func TestSideEffectCRMDeleteWaitsForAPausedOrRateLimitedDestination(t *testing.T) {
