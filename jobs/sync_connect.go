@@ -94,7 +94,11 @@ func (c *Connector) build(d models.Destination) (*Conn, error) {
 	}
 	conn.Limiter = lim
 	if d.Kind == crm.KindSandbox {
-		sb := sandbox.New(c.Store.DB(), d.ID, sandbox.Options{RateLimit: d.Config.SandboxRateLimit, Fail429Rate: d.Config.Fail429Rate,
+		account, err := c.sandboxAccount(d)
+		if err != nil {
+			return nil, err
+		}
+		sb := sandbox.New(c.Store.DB(), d.ID, sandbox.Options{RateLimit: d.Config.SandboxRateLimit, Account: account, Fail429Rate: d.Config.Fail429Rate,
 			Fail503Rate: d.Config.Fail503Rate, Latency: time.Duration(d.Config.LatencyMS) * time.Millisecond,
 			LoopField: d.Config.LoopField, SyncField: d.Config.SyncField, Seed: uint64(d.ID)})
 		conn.Dest = &limitedSandbox{Sandbox: sb, conn: conn, metrics: c.Metrics}
@@ -136,6 +140,21 @@ func (c *Connector) limiter(d models.Destination) (*ratelimit.Limiter, error) {
 		cfg.Limit, cfg.Window = rps*10, 10*time.Second
 	}
 	return ratelimit.New(c.Redis, cfg)
+}
+
+// sandboxAccount is the sandbox's own, CRM-side request count, shared by every replica like a real CRM
+// account's (nil when the sandbox has no limit or there is no Redis). It is separate from leadgate's
+// limiter: the sandbox answers 429 above its limit whatever leadgate's limiter allowed.
+func (c *Connector) sandboxAccount(d models.Destination) (*ratelimit.Limiter, error) {
+	if d.Config.SandboxRateLimit <= 0 || c.Redis == nil {
+		return nil, nil
+	}
+	prefix := c.Prefix
+	if prefix == "" {
+		prefix = "leadgate:ratelimit:"
+	}
+	return ratelimit.New(c.Redis, ratelimit.Config{Prefix: prefix + "crm-side:", Limit: d.Config.SandboxRateLimit,
+		Window: time.Second, Margin: -1})
 }
 
 // limitedTransport admits every request through the limiter, then sends it with its own timeout (the wait

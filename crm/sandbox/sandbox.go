@@ -10,12 +10,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/leadgate/leadgate/crm"
+	"github.com/leadgate/leadgate/crm/ratelimit"
 )
 
 // Field keys of the sandbox record, as used in crm.Result.Written / crm.Contact.Previous.
@@ -38,10 +40,13 @@ type Options struct {
 	SyncField   string        // default crm.DefaultSyncField
 	Seed        uint64        // seeds the injected faults
 	Now         func() time.Time
+	// Account, when set, counts RateLimit for the whole sandbox account across replicas (in Redis), as a
+	// real CRM counts its account's requests wherever they come from. Without it (or while Redis fails)
+	// each process counts its own requests.
+	Account *ratelimit.Limiter
 }
 
-// Sandbox is one sandbox destination. Its rate-limit window is kept in process: every replica enforces the
-// limit separately (leadgate's own Redis limiter is what keeps the replicas under it together).
+// Sandbox is one sandbox destination.
 type Sandbox struct {
 	db     *gorm.DB
 	destID int64
@@ -113,6 +118,15 @@ func (s *Sandbox) admit(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+	if s.opts.RateLimit > 0 && s.opts.Account != nil {
+		wait, err := s.opts.Account.Allow(ctx, "sandbox:"+strconv.FormatInt(s.destID, 10))
+		if err == nil && wait > 0 {
+			return &crm.Error{Class: crm.RateLimited, Status: 429, RetryAfter: wait, Message: "sandbox: rate limit exceeded"}
+		}
+		if err == nil {
+			return s.injectFault()
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Now()
@@ -129,6 +143,17 @@ func (s *Sandbox) admit(ctx context.Context) error {
 		}
 		s.recent = append(s.recent, now)
 	}
+	return s.injectFaultLocked()
+}
+
+// injectFault draws the injected 429/503 for one admitted request.
+func (s *Sandbox) injectFault() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.injectFaultLocked()
+}
+
+func (s *Sandbox) injectFaultLocked() error {
 	switch r := s.rng.Float64(); {
 	case r < s.opts.Fail429Rate:
 		return &crm.Error{Class: crm.RateLimited, Status: 429, RetryAfter: time.Second, Message: "sandbox: injected 429"}

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/leadgate/leadgate/crm"
+	"github.com/leadgate/leadgate/crm/ratelimit"
 	"github.com/leadgate/leadgate/crm/sandbox"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
@@ -109,5 +112,45 @@ func TestSandboxOwnRateLimitAndInjectedFaults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Two replicas' sandboxes of one destination share its account limit through Redis, as a real CRM counts
+// an account's requests wherever they come from: 3 per window in total, not 3 each (a 10 s window keeps a
+// slow machine from letting the window pass mid-test).
+func TestSandboxAccountLimitIsSharedByReplicas(t *testing.T) {
+	_, store := newSandbox(t, sandbox.Options{})
+	opt, err := redis.ParseURL(testkit.RedisDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replicas []*sandbox.Sandbox
+	for range 2 {
+		rdb := redis.NewClient(opt)
+		t.Cleanup(func() { rdb.Close() })
+		account, err := ratelimit.New(rdb, ratelimit.Config{Prefix: "test:crm-side:", Limit: 3, Window: 10 * time.Second, Margin: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var destID int64
+		if err := store.DB().Raw(`SELECT id FROM destinations WHERE kind = 'sandbox' ORDER BY id LIMIT 1`).Scan(&destID).Error; err != nil {
+			t.Fatal(err)
+		}
+		replicas = append(replicas, sandbox.New(store.DB(), destID, sandbox.Options{RateLimit: 3, Account: account}))
+	}
+	ok, limited := 0, 0
+	for i := range 8 {
+		r := replicas[i%2].Upsert(context.Background(), []crm.Contact{{LeadgateID: "c", Email: "r" + string(rune('a'+i)) + "@example.com"}})[0]
+		switch {
+		case r.Err == nil:
+			ok++
+		case crm.ClassOf(r.Err) == crm.RateLimited:
+			limited++
+		default:
+			t.Fatalf("call %d: %v", i, r.Err)
+		}
+	}
+	if ok != 3 || limited != 5 {
+		t.Fatalf("8 quick calls over two replicas: %d accepted, %d answered 429; want 3 and 5", ok, limited)
 	}
 }
