@@ -69,6 +69,7 @@ func (r *SyncRelay) FanOut(ctx context.Context) (int, error) {
 // paused. It reports whether due work remains (the caller runs another pass).
 func (r *SyncRelay) Drain(ctx context.Context, destinationID int64) (more bool, err error) {
 	deadline := r.now().Add(r.passTime())
+	bulk := true // resync work for a bulk import may be due; checked until a pass finds none
 	for r.now().Before(deadline) {
 		d, err := r.Store.DestinationByID(ctx, destinationID)
 		if errors.Is(err, models.ErrNotFound) {
@@ -96,11 +97,15 @@ func (r *SyncRelay) Drain(ctx context.Context, destinationID int64) (more bool, 
 				}
 			}
 		}
-		if n, err := r.drainBulk(ctx, d, conn); err != nil || n > 0 {
+		if bulk {
+			n, err := r.drainBulk(ctx, d, conn)
 			if err != nil {
 				return true, err
 			}
-			continue
+			if n > 0 {
+				continue
+			}
+			bulk = false
 		}
 		items, err := r.Store.SyncClaim(ctx, d.ID, batchSize(d, conn), r.lease())
 		if err != nil {
