@@ -158,6 +158,17 @@ func TestAdminFlow(t *testing.T) {
 		t.Fatalf("dead letters: %q", got)
 	}
 	b.shot("dead-letters")
+	// The select-all box works from the keyboard (static/js/app.js, within the CSP): Space picks every
+	// row and says how many, Space again clears them.
+	allPicked := `[...document.querySelectorAll('#dead-letter-bulk input[name=id]')].every(x => x.checked) &&
+		document.querySelector('[data-selected-count]').textContent === '1 selected'`
+	nonePicked := `[...document.querySelectorAll('#dead-letter-bulk input[name=id]')].every(x => !x.checked)`
+	for _, want := range []string{allPicked, nonePicked} {
+		b.do("toggle select-all by keyboard", chromedp.Focus(chromedp.CSS(`[data-select-all]`)), chromedp.KeyEvent(" "))
+		if ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](want)); err != nil || !ok {
+			t.Fatalf("select-all by keyboard: %s is %v (%v)", want, ok, err)
+		}
+	}
 	b.do("open the dead letter", chromedp.Click(chromedp.CSS(`[data-testid=dead-letters-table] tbody a`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=replay-form]`)))
 	b.shot("dead-letter")
