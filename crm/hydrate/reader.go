@@ -201,12 +201,22 @@ func (r *ghlReader) Get(ctx context.Context, id string) (RemoteContact, error) {
 	if err := r.c.getVersioned(ctx, "/contacts/"+url.PathEscape(id), &out); err != nil {
 		return RemoteContact{}, err
 	}
+	if r.location != "" {
+		// Custom fields are also keyed by fieldKey and name, as a destination may reference them (drift).
+		if err := r.loadFields(ctx); err != nil {
+			return RemoteContact{}, err
+		}
+	}
 	c := out.Contact
 	rc := RemoteContact{ID: c.ID, Email: c.Email, Phone: c.Phone, FirstName: c.FirstName, LastName: c.LastName, Company: c.CompanyName,
 		Values: map[string]string{"email": c.Email, "phone": c.Phone, "firstName": c.FirstName, "lastName": c.LastName, "companyName": c.CompanyName}}
 	for _, f := range c.CustomFields {
 		if f.Value != nil {
-			rc.Values[f.ID] = fmt.Sprint(f.Value)
+			v := ghlValue(f.Value)
+			rc.Values[f.ID] = v
+			for _, alias := range r.fieldAliases[f.ID] {
+				rc.Values[alias] = v
+			}
 		}
 	}
 	return rc, nil

@@ -1,0 +1,44 @@
+package hydrate_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/leadgate/leadgate/crm/crmfake"
+	"github.com/leadgate/leadgate/crm/hydrate"
+)
+
+// GoHighLevel custom field values are keyed by field id and by every reference a destination may use
+// (fieldKey with and without "contact.", name), in List and Get alike, so import and drift find them;
+// in deal mode List carries the contact's oldest opportunity in the pipeline.
+func TestGoHighLevelReaderKeysCustomFieldsByEveryReference(t *testing.T) {
+	fake := crmfake.NewGoHighLevel(crmfake.GHLOptions{Options: crmfake.Options{Token: "t"}, LocationID: "loc-9",
+		Fields:    []crmfake.GHLField{{ID: "cfStage", Name: "Lifecycle stage", FieldKey: "contact.lifecycle_stage"}},
+		Pipelines: []crmfake.GHLPipeline{{ID: "p1", Stages: []string{"s1", "s2"}}}})
+	defer fake.Close()
+	id := fake.AddContact(crmfake.GHLContact{Email: "a@example.com", CustomFields: map[string]string{"cfStage": "SQL"}})
+	fake.AddOpportunity(crmfake.GHLOpportunity{Name: "first", ContactID: id, PipelineID: "p1", PipelineStageID: "s2"})
+	fake.AddOpportunity(crmfake.GHLOpportunity{Name: "later", ContactID: id, PipelineID: "p1", PipelineStageID: "s1"})
+	r, err := hydrate.NewReader(hydrate.ReaderConfig{Kind: "gohighlevel", BaseURL: fake.URL, Token: "t", LocationID: "loc-9", Pipeline: "p1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, next, err := r.List(context.Background(), "")
+	if err != nil || next != "" || len(page) != 1 {
+		t.Fatalf("List: %d contacts, next %q, %v", len(page), next, err)
+	}
+	for name, values := range map[string]map[string]string{"Get": got.Values, "List": page[0].Values} {
+		for _, key := range []string{"cfStage", "contact.lifecycle_stage", "lifecycle_stage", "Lifecycle stage"} {
+			if values[key] != "SQL" {
+				t.Errorf("%s: Values[%q] = %q, want SQL", name, key, values[key])
+			}
+		}
+	}
+	if page[0].Values[hydrate.GHLDealStage] != "s2" || page[0].Values[hydrate.GHLDealID] == "" {
+		t.Errorf("deal values %v, want the oldest opportunity at s2", page[0].Values)
+	}
+}
