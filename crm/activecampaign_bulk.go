@@ -29,9 +29,11 @@ const (
 	acBulkMax = 250
 )
 
-// acBulkPoll is how long BulkImport waits between status reads: AC asks for a short delay before the
-// first one (a status read at once may answer "status": false).
-var acBulkPoll = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+// acBulkPoll is how long BulkImport waits before status read n (from 0): 1 s, 2 s, 4 s, then every 8 s. AC
+// asks for a short delay before the first one (a status read at once may answer "status": false).
+func acBulkPoll(n int) time.Duration {
+	return time.Second << min(n, 3)
+}
 
 // acBulkTimeout bounds the wait for one import batch; a batch still queued after it is retried later.
 const acBulkTimeout = 15 * time.Minute
@@ -261,7 +263,7 @@ func (a *activeCampaign) bulkWait(ctx context.Context, batchID string, calls *in
 	ctx, cancel := context.WithTimeout(ctx, acBulkTimeout)
 	defer cancel()
 	for n := 0; ; n++ {
-		wait := acBulkPoll[min(n, len(acBulkPoll)-1)]
+		wait := acBulkPoll(n)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
