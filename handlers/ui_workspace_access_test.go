@@ -130,6 +130,16 @@ func TestRestrictedUserCannotChangeOtherWorkspaces(t *testing.T) {
 	if after := len(e.auditActions()); after != before {
 		t.Fatalf("forbidden requests changed something: audit grew by %d", after-before)
 	}
+	// Another workspace's records cannot be reached through an allowed one either.
+	d := e.conflict(e.seedSource("Web form"), "ann@example.com")
+	before = len(e.auditActions())
+	dl := "/w/acme/dead-letters/" + strconv.FormatInt(d.ID, 10)
+	expectStatus(t, "default's dead letter via acme", c.get(dl), http.StatusNotFound)
+	expectStatus(t, "discard default's dead letter via acme", c.post(dl+"/discard", nil), http.StatusNotFound)
+	if got, _ := e.store.DeadLetterGet(context.Background(), e.ws.ID, d.ID); got.Status != models.DeadLetterOpen || len(e.auditActions()) != before {
+		t.Fatalf("a restricted user resolved another workspace's dead letter: %+v", got)
+	}
+
 	// Editor where the membership says editor.
 	res := c.post("/w/acme/guards/loop", url.Values{"breaker_max": {"3"}})
 	expectRedirect(t, "acme editor saves loop settings", res, "/w/acme/guards")
