@@ -335,6 +335,18 @@ func (r *rig) syncState(contactID string) (remoteID string, version int64, found
 	return remoteID, version, true
 }
 
+// synced reports whether the CRM has received the contact's latest version.
+func (r *rig) synced(contactID string) bool {
+	r.t.Helper()
+	var ok bool
+	err := r.db.QueryRow(r.ctx, `SELECT EXISTS (SELECT 1 FROM contacts c JOIN sync_state s ON s.contact_id = c.id
+		WHERE c.id = $1 AND s.last_version = c.version)`, contactID).Scan(&ok)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ok
+}
+
 // openDeadLetters lists the open dead letters as "kind: reason".
 func (r *rig) openDeadLetters() []string {
 	r.t.Helper()
