@@ -37,15 +37,15 @@ var stageRules = map[string]any{
 // rig is one leadgate installation under test: its own database, Redis DB, fake CRM (in this process),
 // side-effect receiver and fake Graph API, and the real binary serving on them.
 type rig struct {
-	t      *testing.T
-	ctx    context.Context
-	fpDir  string
-	db     *pgxpool.Pool
-	crm    *chaos.FakeCRM
-	recv   *receiver
-	graph  *graph
-	lg     *chaos.Serve
-	hooks  map[string]hook
+	t     *testing.T
+	ctx   context.Context
+	fpDir string
+	db    *pgxpool.Pool
+	crm   *chaos.FakeCRM
+	recv  *receiver
+	graph *graph
+	lg    *chaos.Serve
+	hooks map[string]hook
 }
 
 // hook is a source's webhook: path, signing secret and kind.
