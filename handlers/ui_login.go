@@ -34,7 +34,7 @@ func (u *UI) Login(w http.ResponseWriter, r *http.Request) {
 	v := views.LoginView{Assets: u.Assets, CSRFToken: csrf.Token(r), Email: email}
 	keys := []string{"ip:" + middleware.GetClientIP(r.Context()), "email:" + email}
 	now := u.now()
-	if blocked, wait := u.Limiter.Blocked(now, keys...); blocked {
+	if blocked, wait := u.Limiter.Blocked(r.Context(), now, keys...); blocked {
 		mins := int(math.Ceil(wait.Minutes()))
 		v.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %d minute(s).", mins)
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
@@ -43,7 +43,7 @@ func (u *UI) Login(w http.ResponseWriter, r *http.Request) {
 	}
 	user, err := u.Store.UserAuthenticate(r.Context(), email, password)
 	if errors.Is(err, models.ErrNotFound) {
-		u.Limiter.Fail(now, keys...)
+		u.Limiter.Fail(r.Context(), now, keys...)
 		u.Log.Info("sign-in failed", "email", email, "client_ip", middleware.GetClientIP(r.Context()))
 		v.Error = "That email and password do not match an active account."
 		u.render(w, r, http.StatusUnauthorized, views.LoginPage(v))
@@ -53,7 +53,7 @@ func (u *UI) Login(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
-	u.Limiter.Reset(keys[1])
+	u.Limiter.Reset(r.Context(), keys[1])
 	if err := u.Sessions.Login(w, r, user); err != nil {
 		u.serverError(w, r, err)
 		return
@@ -124,11 +124,11 @@ func (u *UI) ChangePassword(w http.ResponseWriter, r *http.Request) {
 	errs := views.FieldErrors{}
 	key := "password:" + strconv.FormatInt(user.ID, 10)
 	now := u.now()
-	switch blocked, _ := u.Limiter.Blocked(now, key); {
+	switch blocked, _ := u.Limiter.Blocked(r.Context(), now, key); {
 	case blocked:
 		errs["current"] = "Too many wrong attempts. Try again later."
 	case bcrypt.CompareHashAndPassword([]byte(user.PasswordHash), []byte(current)) != nil:
-		u.Limiter.Fail(now, key)
+		u.Limiter.Fail(r.Context(), now, key)
 		errs["current"] = "This is not your current password."
 	case len(next) < models.MinPasswordLen:
 		errs["new"] = fmt.Sprintf("Use at least %d characters.", models.MinPasswordLen)
@@ -162,6 +162,6 @@ func (u *UI) ChangePassword(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
-	u.Limiter.Reset(key)
+	u.Limiter.Reset(r.Context(), key)
 	u.flashRedirect(w, r, "/", "ok", "Your password was changed.")
 }

@@ -1,17 +1,28 @@
 package handlers
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // LoginLimiter counts failed sign-ins per key (a client IP, an email) in a
-// sliding window and blocks a key once it reaches Max failures. It is
-// in-memory and per process: a replica set multiplies the budget by its size,
-// which still turns online guessing from millions of tries into a handful.
+// sliding window and blocks a key once it reaches Max failures. With Redis set
+// the count is shared by every replica (a replica set would otherwise multiply
+// the budget by its size); while Redis fails, and without it, each process
+// counts in memory.
 type LoginLimiter struct {
 	Max    int           // failures allowed per Window [5]
 	Window time.Duration // [15 min]
+	Redis  redis.UniversalClient
+	Prefix string       // Redis key prefix [leadgate:login:]
+	Log    *slog.Logger // optional: Redis failures
 
 	mu       sync.Mutex
 	failures map[string][]time.Time
@@ -28,7 +39,14 @@ func NewLoginLimiter(max int, window time.Duration) *LoginLimiter {
 
 // Blocked reports whether any of keys has used up its failures at now, and
 // how long until the first of them frees up.
-func (l *LoginLimiter) Blocked(now time.Time, keys ...string) (bool, time.Duration) {
+func (l *LoginLimiter) Blocked(ctx context.Context, now time.Time, keys ...string) (bool, time.Duration) {
+	if l.Redis != nil {
+		blocked, wait, err := l.sharedBlocked(ctx, now, keys)
+		if err == nil {
+			return blocked, wait
+		}
+		l.redisFailed("check", err)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var wait time.Duration
@@ -42,7 +60,21 @@ func (l *LoginLimiter) Blocked(now time.Time, keys ...string) (bool, time.Durati
 }
 
 // Fail records one failed attempt for each key.
-func (l *LoginLimiter) Fail(now time.Time, keys ...string) {
+func (l *LoginLimiter) Fail(ctx context.Context, now time.Time, keys ...string) {
+	if l.Redis != nil {
+		pipe := l.Redis.TxPipeline()
+		for _, k := range keys {
+			var b [6]byte
+			_, _ = rand.Read(b[:])
+			pipe.ZAdd(ctx, l.key(k), redis.Z{Score: float64(now.UnixMilli()), Member: strconv.FormatInt(now.UnixNano(), 36) + hex.EncodeToString(b[:])})
+			pipe.PExpire(ctx, l.key(k), l.Window)
+		}
+		_, err := pipe.Exec(ctx)
+		if err == nil {
+			return
+		}
+		l.redisFailed("record", err)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.failures) >= maxLimiterKeys {
@@ -58,11 +90,57 @@ func (l *LoginLimiter) Fail(now time.Time, keys ...string) {
 }
 
 // Reset forgets a key's failures (after a successful sign-in).
-func (l *LoginLimiter) Reset(keys ...string) {
+func (l *LoginLimiter) Reset(ctx context.Context, keys ...string) {
+	if l.Redis != nil {
+		for _, k := range keys {
+			if err := l.Redis.Del(ctx, l.key(k)).Err(); err != nil {
+				l.redisFailed("reset", err)
+			}
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, k := range keys {
 		delete(l.failures, k)
+	}
+}
+
+// sharedBlocked is Blocked over the Redis sorted sets (failure times in ms).
+func (l *LoginLimiter) sharedBlocked(ctx context.Context, now time.Time, keys []string) (bool, time.Duration, error) {
+	cut := strconv.FormatInt(now.Add(-l.Window).UnixMilli(), 10)
+	pipe := l.Redis.Pipeline()
+	ranges := make([]*redis.ZSliceCmd, len(keys))
+	for i, k := range keys {
+		pipe.ZRemRangeByScore(ctx, l.key(k), "-inf", "("+cut)
+		// The Max-th newest failure decides when the key frees up.
+		ranges[i] = pipe.ZRevRangeWithScores(ctx, l.key(k), int64(l.Max-1), int64(l.Max-1))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		return false, 0, err
+	}
+	var wait time.Duration
+	for _, r := range ranges {
+		zs, err := r.Result()
+		if err != nil || len(zs) == 0 {
+			continue
+		}
+		at := time.UnixMilli(int64(zs[0].Score))
+		wait = max(wait, at.Add(l.Window).Sub(now))
+	}
+	return wait > 0, wait, nil
+}
+
+func (l *LoginLimiter) key(k string) string {
+	p := l.Prefix
+	if p == "" {
+		p = "leadgate:login:"
+	}
+	return p + k
+}
+
+func (l *LoginLimiter) redisFailed(what string, err error) {
+	if l.Log != nil {
+		l.Log.Warn("login throttle: redis failed; counting in memory", "op", what, "err", err)
 	}
 }
 

@@ -1,36 +1,65 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/views"
 )
 
+// The login throttle, in memory and shared through Redis, reads the same: Max failures per key within the
+// window block that key until the oldest of them ages out; other keys are free; a reset clears a key. With
+// Redis, a second replica (another LoginLimiter on the same Redis) sees the first one's failures.
 func TestLoginLimiter(t *testing.T) {
-	l := NewLoginLimiter(3, 15*time.Minute)
-	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	for i := range 3 {
-		if blocked, _ := l.Blocked(t0, "ip:1", "email:a"); blocked {
-			t.Fatalf("blocked after %d failures", i)
-		}
-		l.Fail(t0.Add(time.Duration(i)*time.Minute), "ip:1", "email:a")
+	opt, err := redis.ParseURL(testkit.RedisDB(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	blocked, wait := l.Blocked(t0.Add(3*time.Minute), "ip:1")
-	if !blocked || wait != 12*time.Minute {
-		t.Fatalf("after 3 failures: blocked=%v wait=%v, want true 12m (until the first failure ages out)", blocked, wait)
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { rdb.Close() })
+	cases := []struct {
+		name       string
+		one, other *LoginLimiter
+	}{
+		{"in memory", NewLoginLimiter(3, 15*time.Minute), nil},
+		{"shared through redis", &LoginLimiter{Max: 3, Window: 15 * time.Minute, Redis: rdb, Prefix: "t1:", failures: map[string][]time.Time{}},
+			&LoginLimiter{Max: 3, Window: 15 * time.Minute, Redis: rdb, Prefix: "t1:", failures: map[string][]time.Time{}}},
 	}
-	if blocked, _ := l.Blocked(t0.Add(3*time.Minute), "ip:2", "email:b"); blocked {
-		t.Fatal("unrelated keys are blocked")
-	}
-	if blocked, _ := l.Blocked(t0.Add(15*time.Minute), "ip:1"); blocked {
-		t.Fatal("still blocked once the oldest failure left the window")
-	}
-	l.Reset("email:a")
-	if blocked, _ := l.Blocked(t0.Add(3*time.Minute), "email:a"); blocked {
-		t.Fatal("reset key still blocked")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			l, check := tc.one, tc.one
+			if tc.other != nil {
+				check = tc.other // failures recorded by one replica block on the other
+			}
+			t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+			for i := range 3 {
+				if blocked, _ := check.Blocked(ctx, t0, "ip:1", "email:a"); blocked {
+					t.Fatalf("blocked after %d failures", i)
+				}
+				l.Fail(ctx, t0.Add(time.Duration(i)*time.Minute), "ip:1", "email:a")
+			}
+			blocked, wait := check.Blocked(ctx, t0.Add(3*time.Minute), "ip:1")
+			if !blocked || wait != 12*time.Minute {
+				t.Fatalf("after 3 failures: blocked=%v wait=%v, want true 12m (until the first failure ages out)", blocked, wait)
+			}
+			if blocked, _ := check.Blocked(ctx, t0.Add(3*time.Minute), "ip:2", "email:b"); blocked {
+				t.Fatal("unrelated keys are blocked")
+			}
+			if blocked, _ := check.Blocked(ctx, t0.Add(15*time.Minute), "ip:1"); blocked {
+				t.Fatal("still blocked once the oldest failure left the window")
+			}
+			l.Reset(ctx, "email:a")
+			if blocked, _ := check.Blocked(ctx, t0.Add(3*time.Minute), "email:a"); blocked {
+				t.Fatal("reset key still blocked")
+			}
+		})
 	}
 }
 
