@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,12 +79,11 @@ func leadgateBinary(t *testing.T) string {
 	if bin := os.Getenv("LEADGATE_CHAOS_BINARY"); bin != "" {
 		return bin
 	}
-	bin := filepath.Join(t.TempDir(), "leadgate")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/leadgate/leadgate/cmd/leadgate").CombinedOutput()
+	bin, err := BuildBinary(ctx, t.TempDir())
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
