@@ -36,7 +36,9 @@ func Phone(raw, defaultRegion string) Value {
 	if len(s) > len("tel:") && strings.EqualFold(s[:len("tel:")], "tel:") {
 		s = s[len("tel:"):]
 	}
-	s = extensionSuffix.ReplaceAllString(s, "")
+	if strings.ContainsAny(s, "xX#") { // every extension marker has one; most numbers skip the regexp
+		s = extensionSuffix.ReplaceAllString(s, "")
+	}
 	if strings.IndexFunc(s, unicode.IsLetter) >= 0 {
 		return invalid(raw, "contains letters")
 	}
