@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leadgate/leadgate/internal/egress"
 )
 
 // Class tells the outbox relay what to do with a failure (issue 4 §7).
@@ -53,7 +55,12 @@ type Error struct {
 	// ExistingID is the id of the existing record a duplicate/conflict answer names (HubSpot 409
 	// "Existing ID: N", GoHighLevel 400 meta.contactId); "" otherwise.
 	ExistingID string
+	// cause is the transport error behind a network failure (errors.As reaches an SSRF refusal through it).
+	cause error
 }
+
+// Unwrap returns the transport error behind a network failure, if any.
+func (e *Error) Unwrap() error { return e.cause }
 
 func (e *Error) Error() string {
 	if e.Status != 0 {
@@ -145,6 +152,11 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 func transportError(ctx context.Context, op string, err error) *Error {
 	if ctx.Err() != nil {
 		return &Error{Class: Transient, Message: fmt.Sprintf("%s: %v", op, ctx.Err())}
+	}
+	if egress.IsBlocked(err) {
+		// The SSRF guard refused the base URL's address: a configuration problem like a revoked token, so
+		// the destination pauses with the reason and keeps its work instead of retrying into a wall.
+		return &Error{Class: Auth, Message: fmt.Sprintf("%s: %v", op, err), cause: err}
 	}
 	return &Error{Class: Transient, Message: fmt.Sprintf("%s: %v", op, err)}
 }

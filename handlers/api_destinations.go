@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/leadgate/leadgate/crm"
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/models"
 )
@@ -37,6 +38,8 @@ type Destinations struct {
 	Connector DestinationConnector
 	Sync      SyncControl
 	Log       *slog.Logger
+	// Egress refuses, at save time, URLs the SSRF guard would refuse when dialing (nil: public only).
+	Egress *egress.Guard
 }
 
 // destinationInput is the body of POST /destinations; PATCH takes the same fields, all optional.
@@ -203,6 +206,10 @@ func (h *Destinations) CreateDestination(w http.ResponseWriter, r *http.Request)
 		writeError(w, http.StatusBadRequest, field, msg)
 		return
 	}
+	if msg := h.egressRefusal(d.BaseURL); msg != "" && d.Kind != crm.KindSandbox {
+		writeError(w, http.StatusBadRequest, "base_url", msg)
+		return
+	}
 	sealed, err := h.Box.Seal(token)
 	if err != nil {
 		serverError(h.Log, w, r, err)
@@ -262,6 +269,10 @@ func (h *Destinations) UpdateDestination(w http.ResponseWriter, r *http.Request)
 	token := in.apply(&d)
 	if field, msg := validateDestination(d, token != "" || len(d.APITokenEnc) > 0); field != "" {
 		writeError(w, http.StatusBadRequest, field, msg)
+		return
+	}
+	if msg := h.egressRefusal(d.BaseURL); msg != "" && d.Kind != crm.KindSandbox && in.BaseURL != nil {
+		writeError(w, http.StatusBadRequest, "base_url", msg)
 		return
 	}
 	if token != "" {

@@ -43,6 +43,10 @@ func (h *Destinations) PutSideEffectWebhook(w http.ResponseWriter, r *http.Reque
 		writeError(w, http.StatusBadRequest, "url", "url must be an absolute http(s) URL")
 		return
 	}
+	if msg := h.egressRefusal(u.String()); msg != "" {
+		writeError(w, http.StatusBadRequest, "url", msg)
+		return
+	}
 	sealed, err := h.Box.Seal(in.Secret)
 	if err != nil {
 		serverError(h.Log, w, r, err)
@@ -105,6 +109,10 @@ func (h *Destinations) PutHydrationProvider(w http.ResponseWriter, r *http.Reque
 	if in.BaseURL != "" {
 		if u, err := url.Parse(in.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			writeError(w, http.StatusBadRequest, "base_url", "base_url must be an absolute http(s) URL")
+			return
+		}
+		if msg := h.egressRefusal(in.BaseURL); msg != "" {
+			writeError(w, http.StatusBadRequest, "base_url", msg)
 			return
 		}
 	}

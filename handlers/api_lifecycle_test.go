@@ -43,6 +43,8 @@ func newLCEnv(t *testing.T) *lcEnv {
 		"LEADGATE_SECRET_KEY":   "lifecycle-test-secret-0123456789",
 		"LEADGATE_SPOOL_DIR":    "off",
 		"LEADGATE_PUBLIC_URL":   "http://localhost:8080",
+		// CRM fakes and webhook receivers listen on 127.0.0.1: open the SSRF guard for them.
+		"LEADGATE_EGRESS_ALLOWED_HOSTS": "127.0.0.1",
 	}
 	cfg, err := config.FromEnv(func(k string) string { return env[k] })
 	if err != nil {

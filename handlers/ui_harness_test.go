@@ -45,6 +45,8 @@ func newUIEnv(t *testing.T) *uiEnv {
 		"LEADGATE_SECRET_KEY":   "ui-test-secret-key-0123456789",
 		"LEADGATE_SPOOL_DIR":    "off",
 		"LEADGATE_PUBLIC_URL":   "http://localhost:8080",
+		// CRM fakes and webhook receivers listen on 127.0.0.1: open the SSRF guard for them.
+		"LEADGATE_EGRESS_ALLOWED_HOSTS": "127.0.0.1",
 	}
 	cfg, err := config.FromEnv(func(k string) string { return env[k] })
 	if err != nil {

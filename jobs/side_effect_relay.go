@@ -12,10 +12,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
 
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/failpoint"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/models"
@@ -36,9 +38,12 @@ type SideEffectRelay struct {
 	Store     *models.Store
 	Box       *secretbox.Box
 	Connector *Connector
-	HTTP      *http.Client // default: 10 s timeout
-	Log       *slog.Logger
-	Metrics   *SyncMetrics
+	HTTP      *http.Client // default: Egress's client, 10 s timeout
+	// Egress is the SSRF guard of the webhook (nil: egress.Outbound(nil), public addresses only). A
+	// webhook it refuses is dead-lettered at once with the reason: retrying cannot make it allowed.
+	Egress  *egress.Guard
+	Log     *slog.Logger
+	Metrics *SyncMetrics
 
 	Attempts     int           // deliveries before a dead letter; default 8
 	BackoffStart time.Duration // default 2 s
@@ -46,6 +51,9 @@ type SideEffectRelay struct {
 	Now          func() time.Time
 	// Failpoints stop the process at named points (failure-boundary tests; nil: none).
 	Failpoints *failpoint.Set
+
+	clientOnce sync.Once
+	guarded    *http.Client
 }
 
 // sideEffectBody is what the lifecycle engine writes as a side_effect payload.
@@ -157,6 +165,9 @@ func (r *SideEffectRelay) post(ctx context.Context, hook models.SideEffectWebhoo
 	b, _ := json.Marshal(map[string]any{"id": row.StableID, "type": "side_effect", "action": body.Action, "cause": body.Cause,
 		"params": body.Params, "contact_id": body.ContactID, "event_id": body.EventID, "workspace_id": row.WorkspaceID,
 		"created_at": row.CreatedAt.UTC().Format(time.RFC3339)})
+	if _, err := r.egress().CheckURL(hook.URL); err != nil {
+		return permanentError{fmt.Errorf("side effect webhook: %w", err)}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hook.URL, bytes.NewReader(b))
 	if err != nil {
 		return permanentError{fmt.Errorf("side effect webhook: %w", err)}
@@ -174,6 +185,9 @@ func (r *SideEffectRelay) post(ctx context.Context, hook models.SideEffectWebhoo
 		req.Header.Set("X-Leadgate-Signature", "sha256="+hex.EncodeToString(mac.Sum(nil)))
 	}
 	resp, err := r.client().Do(req)
+	if egress.IsBlocked(err) {
+		return permanentError{fmt.Errorf("side effect webhook: %w", err)}
+	}
 	if err != nil {
 		return fmt.Errorf("side effect webhook: %w", err)
 	}
@@ -207,7 +221,15 @@ func (r *SideEffectRelay) client() *http.Client {
 	if r.HTTP != nil {
 		return r.HTTP
 	}
-	return &http.Client{Timeout: 10 * time.Second}
+	r.clientOnce.Do(func() { r.guarded = r.egress().Client() })
+	return r.guarded
+}
+
+func (r *SideEffectRelay) egress() *egress.Guard {
+	if r.Egress != nil {
+		return r.Egress
+	}
+	return egress.Outbound(nil)
 }
 
 func (r *SideEffectRelay) attempts() int {

@@ -25,7 +25,8 @@ func (e *syncEnv) sideEffect(contactID, stableID, action string) models.OutboxRo
 }
 
 func (e *syncEnv) sideEffectRelay() *jobs.SideEffectRelay {
-	return &jobs.SideEffectRelay{Store: e.store, Box: e.box, Connector: e.conn, Log: e.relay.Log, BackoffStart: 20 * time.Millisecond, Attempts: 4}
+	return &jobs.SideEffectRelay{Store: e.store, Box: e.box, Connector: e.conn, Log: e.relay.Log, BackoffStart: 20 * time.Millisecond, Attempts: 4,
+		Egress: loopbackEgress()}
 }
 
 func (e *syncEnv) deliverUntil(r *jobs.SideEffectRelay, id int64, done func(models.OutboxRow) bool) models.OutboxRow {

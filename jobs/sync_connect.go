@@ -15,6 +15,7 @@ import (
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/crm/ratelimit"
 	"github.com/leadgate/leadgate/crm/sandbox"
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/models"
 )
@@ -35,12 +36,17 @@ type Connector struct {
 	Redis   redis.Scripter
 	Prefix  string       // rate-limiter key prefix; default "leadgate:ratelimit:"
 	Metrics *SyncMetrics // optional
-	// Transport is the HTTP transport under the limiter (tests); default http.DefaultTransport.
+	// Egress is the SSRF guard every CRM request is dialed through (nil: egress.Outbound(nil), public
+	// addresses only); production passes the one allowing LEADGATE_EGRESS_ALLOWED_HOSTS.
+	Egress *egress.Guard
+	// Transport replaces the guarded transport under the limiter (tests of the transport itself).
 	Transport http.RoundTripper
 
-	mu    sync.Mutex
-	cache map[int64]*Conn
-	local ratelimit.Local // this process's own admissions, kept across rebuilt adapters
+	guardOnce sync.Once
+	guarded   http.RoundTripper
+	mu        sync.Mutex
+	cache     map[int64]*Conn
+	local     ratelimit.Local // this process's own admissions, kept across rebuilt adapters
 }
 
 // Conn is a connected destination: the adapter, its limiter and its request counters.
@@ -110,11 +116,7 @@ func (c *Connector) build(d models.Destination) (*Conn, error) {
 			return nil, fmt.Errorf("jobs: open credentials of destination %d: %w", d.ID, err)
 		}
 	}
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	client := &http.Client{Transport: &limitedTransport{base: base, conn: conn, metrics: c.Metrics}}
+	client := &http.Client{Transport: &limitedTransport{base: c.transport(), conn: conn, metrics: c.Metrics}}
 	dest, err := crm.New(crm.Config{Kind: d.Kind, BaseURL: d.BaseURL, APIToken: token, LocationID: d.Config.LocationID,
 		StageField: d.Config.StageField, StageMode: d.Config.StageMode, Pipeline: d.Config.Pipeline, StageMap: d.Config.StageMap,
 		FieldMap: d.Config.FieldMap, LoopField: d.Config.LoopField, SyncField: d.Config.SyncField, HTTPClient: client})
@@ -123,6 +125,22 @@ func (c *Connector) build(d models.Destination) (*Conn, error) {
 	}
 	conn.Dest = dest
 	return conn, nil
+}
+
+// transport is the HTTP transport under the limiter: Transport when set, else one guarded transport shared
+// by every destination (a connection pool per process, not per adapter).
+func (c *Connector) transport() http.RoundTripper {
+	if c.Transport != nil {
+		return c.Transport
+	}
+	c.guardOnce.Do(func() {
+		g := c.Egress
+		if g == nil {
+			g = egress.Outbound(nil)
+		}
+		c.guarded = g.Transport()
+	})
+	return c.guarded
 }
 
 // limiter is the destination's shared budget: N requests per 1 s window (HubSpot and GoHighLevel count

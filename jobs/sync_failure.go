@@ -10,6 +10,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 
 	"github.com/leadgate/leadgate/crm"
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -147,7 +148,11 @@ func (r *SyncRelay) deadLetter(ctx context.Context, d models.Destination, f fail
 // pauseForAuth pauses the destination; only the call that starts a pause episode alerts.
 func (r *SyncRelay) pauseForAuth(ctx context.Context, d models.Destination, cause error) error {
 	return r.Store.Tx(ctx, func(tx *models.Store) error {
-		started, episode, err := tx.DestinationPause(ctx, d.ID, "auth: "+cause.Error())
+		reason, why := "auth: ", "the CRM rejected leadgate's credentials"
+		if egress.IsBlocked(cause) {
+			reason, why = "blocked: ", "the SSRF guard refused its base URL's address"
+		}
+		started, episode, err := tx.DestinationPause(ctx, d.ID, reason+cause.Error())
 		if err != nil || !started {
 			return err
 		}
@@ -159,7 +164,7 @@ func (r *SyncRelay) pauseForAuth(ctx context.Context, d models.Destination, caus
 			return err
 		}
 		return r.alert(ctx, tx, d, fmt.Sprintf("alert:crm:%d:paused:%d", d.ID, episode), "crm_destination_paused",
-			fmt.Sprintf("%s was paused: the CRM rejected leadgate's credentials (%s). Work is held; fix the token and resume.", d.Name, cause.Error()))
+			fmt.Sprintf("%s was paused: %s (%s). Work is held; fix the destination and resume.", d.Name, why, cause.Error()))
 	})
 }
 

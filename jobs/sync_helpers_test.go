@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/leadgate/leadgate/crm/crmfake"
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/jobs"
@@ -58,7 +59,7 @@ func newSyncEnv(t testing.TB) *syncEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := &jobs.Connector{Store: store, Box: box, Redis: rdb}
+	conn := &jobs.Connector{Store: store, Box: box, Redis: rdb, Egress: loopbackEgress()}
 	relay := &jobs.SyncRelay{Store: store, Connector: conn, Log: log, BackoffStart: 100 * time.Millisecond, PassTime: 5 * time.Second}
 	return &syncEnv{t: t, ctx: ctx, store: store, rdb: rdb, box: box, ws: ws, conn: conn, relay: relay}
 }
@@ -173,3 +174,7 @@ func (e *syncEnv) count(query string, args ...any) int64 {
 	}
 	return n
 }
+
+// loopbackEgress is the SSRF guard of these tests: the CRM fakes and webhook receivers listen on 127.0.0.1,
+// which production refuses unless LEADGATE_EGRESS_ALLOWED_HOSTS allows it.
+func loopbackEgress() *egress.Guard { return egress.Outbound([]string{"127.0.0.1"}) }

@@ -165,10 +165,6 @@ func readerFor(ctx context.Context, c *Connector, d models.Destination) (hydrate
 			return nil, fmt.Errorf("jobs: open credentials of destination %d: %w", d.ID, err)
 		}
 	}
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	var props []string
 	if k := stageKey(d); k != "" {
 		props = append(props, k)
@@ -181,7 +177,7 @@ func readerFor(ctx context.Context, c *Connector, d models.Destination) (hydrate
 		pipeline = d.Config.Pipeline
 	}
 	return hydrate.NewReader(hydrate.ReaderConfig{Kind: d.Kind, BaseURL: d.BaseURL, Token: token, LocationID: d.Config.LocationID,
-		Pipeline: pipeline, Properties: props, HTTP: &http.Client{Transport: &limitedTransport{base: base, conn: conn, metrics: c.Metrics}}})
+		Pipeline: pipeline, Properties: props, HTTP: &http.Client{Transport: &limitedTransport{base: c.transport(), conn: conn, metrics: c.Metrics}}})
 }
 
 // stageKey is the remote field holding the stage: the stage field in field mode; GoHighLevel's deal mode

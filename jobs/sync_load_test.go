@@ -299,7 +299,7 @@ func TestCrashDuringBatchSendLosesAndDuplicatesNothing(t *testing.T) {
 	}
 
 	// "Restart": a fresh relay process (new connector, new adapter cache) after the lease expired.
-	e.conn = &jobs.Connector{Store: e.store, Box: e.box, Redis: e.rdb}
+	e.conn = &jobs.Connector{Store: e.store, Box: e.box, Redis: e.rdb, Egress: loopbackEgress()}
 	e.relay.Connector = e.conn
 	time.Sleep(time.Second)
 	e.drainAll(d, 20*time.Second)

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/models"
 )
@@ -220,12 +221,14 @@ func (q SyncQueue) StartImport(ctx context.Context, destinationID, importID int6
 
 // NewSyncTasks assembles the CRM sync of one process: the connector (adapters behind the Redis rate
 // limiter), the outbox relay, the side-effect relay, the importer, the drift check and their metrics on reg.
-func NewSyncTasks(store *models.Store, box *secretbox.Box, rdb redis.Scripter, client *asynq.Client, reg prometheus.Registerer, log *slog.Logger) *SyncTasks {
+// guard is the SSRF guard of CRM requests and the side-effect webhook (nil: public addresses only).
+func NewSyncTasks(store *models.Store, box *secretbox.Box, rdb redis.Scripter, client *asynq.Client, reg prometheus.Registerer, log *slog.Logger,
+	guard *egress.Guard) *SyncTasks {
 	metrics := NewSyncMetrics(reg, store)
-	conn := &Connector{Store: store, Box: box, Redis: rdb, Metrics: metrics}
+	conn := &Connector{Store: store, Box: box, Redis: rdb, Metrics: metrics, Egress: guard}
 	return &SyncTasks{
 		Relay:       &SyncRelay{Store: store, Connector: conn, Log: log, Metrics: metrics},
-		SideEffects: &SideEffectRelay{Store: store, Box: box, Connector: conn, Log: log, Metrics: metrics},
+		SideEffects: &SideEffectRelay{Store: store, Box: box, Connector: conn, Log: log, Metrics: metrics, Egress: guard},
 		Import:      &Importer{Store: store, Connector: conn, Log: log},
 		Drift:       &DriftCheck{Store: store, Connector: conn, Log: log},
 		Queue:       SyncQueue{Client: client},

@@ -38,19 +38,23 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		return err
 	}
 	defer store.Close()
+	graph := demo.NewGraph()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("demo: fake Graph API: %w", err)
+	}
+	// The fake Graph API is on loopback, which the SSRF guard refuses unless allowed.
+	cfg.EgressAllowedHosts = append(cfg.EgressAllowedHosts, "127.0.0.1")
 	a, err := app.New(ctx, cfg, store, log)
 	if err != nil {
+		ln.Close()
 		return err
 	}
 	a.Version = version
 	defer a.Close()
 	if err := a.FirstStart(ctx, stdout); err != nil {
+		ln.Close()
 		return err
-	}
-	graph := demo.NewGraph()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("demo: fake Graph API: %w", err)
 	}
 	graphSrv := &http.Server{Handler: graph, ReadHeaderTimeout: 5 * time.Second}
 	go graphSrv.Serve(ln)

@@ -12,11 +12,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/leadgate/leadgate/crm/ratelimit"
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/models"
 )
@@ -74,10 +76,16 @@ type Service struct {
 	Store   *models.Store
 	Box     *secretbox.Box
 	Limiter func(cfg ratelimit.Config) (*ratelimit.Limiter, error) // nil: no rate limit
-	HTTP    *http.Client                                           // default: 15 s timeout
+	HTTP    *http.Client                                           // default: Egress's client, 15 s timeout
+	// Egress is the SSRF guard of provider requests, whose base_url an editor may override (nil:
+	// egress.Outbound(nil), public addresses only).
+	Egress *egress.Guard
 	// MetaGraphURL and HubSpotURL override the providers' hosts (tests); a credential's base_url wins.
 	MetaGraphURL string
 	HubSpotURL   string
+
+	clientOnce sync.Once
+	guarded    *http.Client
 }
 
 // Default provider hosts and the Graph API version used.
@@ -160,7 +168,16 @@ func (s *Service) client() *http.Client {
 	if s.HTTP != nil {
 		return s.HTTP
 	}
-	return &http.Client{Timeout: 15 * time.Second}
+	s.clientOnce.Do(func() {
+		g := s.Egress
+		if g == nil {
+			g = egress.Outbound(nil)
+		}
+		c := *g
+		c.Timeout = 15 * time.Second
+		s.guarded = c.Client()
+	})
+	return s.guarded
 }
 
 func orDefault(v, def string) string {
@@ -170,10 +187,11 @@ func orDefault(v, def string) string {
 	return def
 }
 
-// New returns a Service whose requests share Redis-backed rate limits across replicas.
-func New(store *models.Store, box *secretbox.Box, rdb redis.Scripter) *Service {
+// New returns a Service whose requests share Redis-backed rate limits across replicas and go through
+// guard (nil: public addresses only).
+func New(store *models.Store, box *secretbox.Box, rdb redis.Scripter, guard *egress.Guard) *Service {
 	local := &ratelimit.Local{} // the process's own admissions survive a Redis restart (ratelimit.Config.Local)
-	return &Service{Store: store, Box: box, Limiter: func(cfg ratelimit.Config) (*ratelimit.Limiter, error) {
+	return &Service{Store: store, Box: box, Egress: guard, Limiter: func(cfg ratelimit.Config) (*ratelimit.Limiter, error) {
 		cfg.Prefix, cfg.Local = "leadgate:ratelimit:", local
 		return ratelimit.New(rdb, cfg)
 	}}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/leadgate/leadgate/crm/hydrate"
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
@@ -75,7 +76,8 @@ func newService(t *testing.T) (*hydrate.Service, *models.Store, *secretbox.Box) 
 		t.Fatal(err)
 	}
 	box, _ := secretbox.New("test key")
-	return &hydrate.Service{Store: store, Box: box}, store, box
+	// The provider fakes listen on 127.0.0.1, which the SSRF guard refuses unless allowed.
+	return &hydrate.Service{Store: store, Box: box, Egress: egress.Outbound([]string{"127.0.0.1"})}, store, box
 }
 
 func putCred(t *testing.T, store *models.Store, box *secretbox.Box, provider, token, base string) {

@@ -158,7 +158,7 @@ func (c Channel) validateEmail(g *Guard) error {
 	if cfg.SMTPHost == "" || strings.ContainsAny(cfg.SMTPHost, "/:@ \r\n") {
 		return &FieldError{"config.smtp_host", "smtp_host must be a host name or IP address"}
 	}
-	if err := g.checkHost(cfg.SMTPHost); err != nil {
+	if err := g.CheckHost(cfg.SMTPHost); err != nil {
 		return &FieldError{"config.smtp_host", err.Error()}
 	}
 	if cfg.SMTPPort < 0 || cfg.SMTPPort > 65535 {
@@ -167,7 +167,7 @@ func (c Channel) validateEmail(g *Guard) error {
 	switch cfg.SMTPTLS {
 	case "", "starttls", "tls":
 	case "none":
-		if !g.allowed(cfg.SMTPHost) {
+		if !g.Allows(cfg.SMTPHost) {
 			return &FieldError{"config.smtp_tls", `smtp_tls "none" sends mail unencrypted and is allowed only for hosts an admin allowed`}
 		}
 	default:

@@ -26,6 +26,7 @@ import (
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/spool"
 	"github.com/leadgate/leadgate/internal/config"
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/failpoint"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/jobs"
@@ -53,6 +54,7 @@ type App struct {
 	Guards   *guards.Set
 	Sync     *jobs.SyncTasks  // CRM sync: outbox relay, side effects, imports, drift
 	Hydrator *hydrate.Service // provider clients for id-only events
+	Egress   *egress.Guard    // SSRF guard of CRM, provider and side-effect webhook requests
 }
 
 func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger) (*App, error) {
@@ -78,6 +80,10 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 		}
 	}
 	a.Guards = guards.New(store, a.Redis, a.Box, log)
+	// The operator's egress allowlist opens the SSRF guard for alert channels and the heartbeat too (each
+	// workspace's admin adds its own hosts for those).
+	a.Guards.Guards.Base.AllowedHosts = cfg.EgressAllowedHosts
+	a.Egress = egress.Outbound(cfg.EgressAllowedHosts)
 	a.Ingest = &ingest.Service{
 		Filters: a.Guards.Filters,
 		Store:   store,
@@ -93,11 +99,11 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 		Now:     time.Now,
 	}
 	a.Applier = &apply.Applier{Store: store, Queue: a.Queue, Log: log}
-	a.Sync = jobs.NewSyncTasks(store, a.Box, a.Redis, a.Asynq, a.Registry, log)
+	a.Sync = jobs.NewSyncTasks(store, a.Box, a.Redis, a.Asynq, a.Registry, log, a.Egress)
 	a.Sync.Relay.Writes = a.Guards.Writes
 	a.Sync.Relay.Runaway = &jobs.Runaway{Redis: a.Redis}
 	a.Guards.Monitor.Destinations = jobs.DestinationProbe(store)
-	a.Hydrator = hydrate.New(store, a.Box, a.Redis)
+	a.Hydrator = hydrate.New(store, a.Box, a.Redis, a.Egress)
 	a.Applier.Hydrator = a.Hydrator
 	a.Applier.Guards = apply.Guards{Writes: a.Guards.Writes, Breaker: a.Guards.Breaker}
 	a.Sync.Relay.Lease, a.Sync.SideEffects.Lease = cfg.SyncLease, cfg.SideEffectLease
@@ -181,7 +187,7 @@ func (a *App) Deps() web.Deps {
 		API:          &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
 		Health:       &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool},
 		Metrics:      promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),
-		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log},
+		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
 		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender},
 	}
 }
@@ -197,11 +203,11 @@ func (a *App) UIRoutes() (func(chi.Router), error) {
 	sessions := web.NewSessions(a.Cfg.SecretKey, a.Cfg.SecureCookies)
 	pages := &handlers.UI{
 		Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, Sessions: sessions,
-		Limiter: handlers.NewLoginLimiter(5, 15*time.Minute), Assets: assets.Views(),
+		Limiter: a.loginLimiter(), Assets: assets.Views(),
 		PublicURL: a.Cfg.PublicURL, Log: a.Log, Now: time.Now,
 		Applier: a.Applier, Redis: a.Redis,
 		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender},
-		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log},
+		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
 	}
 	return web.UIRoutes(web.UIDeps{
 		Pages: pages, Sessions: sessions, Assets: assets, Store: a.Store, Log: a.Log,
@@ -271,4 +277,11 @@ func (a *App) RunScheduler(ctx context.Context) error {
 	}
 	s := &jobs.Scheduler{DB: sqlDB, Redis: a.RedisOpt, Log: a.Log, Poll: 10 * time.Second, Periodic: jobs.DefaultPeriodic()}
 	return s.Run(ctx)
+}
+
+// loginLimiter throttles failed sign-ins, counted in Redis so that every replica shares one budget.
+func (a *App) loginLimiter() *handlers.LoginLimiter {
+	l := handlers.NewLoginLimiter(5, 15*time.Minute)
+	l.Redis, l.Log = a.Redis, a.Log
+	return l
 }

@@ -121,6 +121,8 @@ func newHarness(t testing.TB, o opts) *harness {
 		"LEADGATE_SECRET_KEY":   "test-secret-key-0123456789abcdef",
 		"LEADGATE_PUBLIC_URL":   "http://" + h.srv.Listener.Addr().String(),
 		"LEADGATE_SPOOL_DIR":    "off",
+		// CRM fakes and webhook receivers listen on 127.0.0.1: open the SSRF guard for them.
+		"LEADGATE_EGRESS_ALLOWED_HOSTS": "127.0.0.1",
 	}
 	if o.spool {
 		env["LEADGATE_SPOOL_DIR"] = t.TempDir()

@@ -76,6 +76,8 @@ func prepareLeadgate(ctx context.Context, bin, dir, databaseURL, redisURL string
 		"LEADGATE_SPOOL_DIR":          filepath.Join(dir, "spool"),
 		"LEADGATE_WORKER_CONCURRENCY": strconv.Itoa(workers),
 		"LEADGATE_LOG_LEVEL":          "warn",
+		// The fake CRMs and webhook receivers listen on 127.0.0.1: open the SSRF guard for them.
+		"LEADGATE_EGRESS_ALLOWED_HOSTS": "127.0.0.1",
 	})
 	// `token create` migrates (creating the database) and prints the token as its last line.
 	cmd := exec.CommandContext(ctx, bin, "token", "create", "--name", "chaos", "--role", "admin")

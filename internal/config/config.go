@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/failpoint"
 )
 
@@ -51,6 +52,10 @@ type Config struct {
 	// claimed (0: the relays' defaults, 30 s and 2 min); a crash mid-send is retried after the lease.
 	SyncLease       time.Duration // LEADGATE_SYNC_LEASE
 	SideEffectLease time.Duration // LEADGATE_SIDE_EFFECT_LEASE
+	// EgressAllowedHosts are host names, IPs and CIDRs outbound requests to configured URLs (CRM
+	// destinations, hydration providers, the side-effect webhook, alert channels) may reach even when
+	// they are not public; everything else on loopback, private, link-local or metadata addresses is refused.
+	EgressAllowedHosts []string // LEADGATE_EGRESS_ALLOWED_HOSTS (comma- or space-separated)
 }
 
 // FromEnv reads the environment through getenv (os.Getenv in production) and
@@ -112,6 +117,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if getenv("LEADGATE_SIDE_EFFECT_LEASE") != "" {
 		c.SideEffectLease, err = durationVar(getenv, "LEADGATE_SIDE_EFFECT_LEASE", 0)
 		errs = append(errs, err)
+	}
+	c.EgressAllowedHosts = strings.FieldsFunc(getenv(egress.AllowSetting), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	for _, h := range c.EgressAllowedHosts {
+		errs = append(errs, wrapErr(egress.AllowSetting, egress.ValidEntry(h)))
 	}
 	if lvl := getenv("LEADGATE_LOG_LEVEL"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {

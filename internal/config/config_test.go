@@ -76,3 +76,19 @@ func TestFailpointsAndLeases(t *testing.T) {
 		}
 	}
 }
+
+// LEADGATE_EGRESS_ALLOWED_HOSTS lists host names, IPs and CIDRs (comma- or space-separated); by default
+// nothing private is allowed.
+func TestEgressAllowedHosts(t *testing.T) {
+	if c, err := FromEnv(env(nil)); err != nil || len(c.EgressAllowedHosts) != 0 {
+		t.Fatalf("default %v (%v), want none allowed", c.EgressAllowedHosts, err)
+	}
+	c, err := FromEnv(env(map[string]string{"LEADGATE_EGRESS_ALLOWED_HOSTS": "127.0.0.1, crm.internal 10.0.0.0/8"}))
+	if err != nil || strings.Join(c.EgressAllowedHosts, "|") != "127.0.0.1|crm.internal|10.0.0.0/8" {
+		t.Fatalf("parsed %q (%v)", c.EgressAllowedHosts, err)
+	}
+	if _, err := FromEnv(env(map[string]string{"LEADGATE_EGRESS_ALLOWED_HOSTS": "http://crm.internal"})); err == nil ||
+		!strings.Contains(err.Error(), "LEADGATE_EGRESS_ALLOWED_HOSTS") {
+		t.Fatalf("a URL entry: err %v, want one naming the setting", err)
+	}
+}

@@ -36,7 +36,8 @@ func TestDemoBringsEveryDashboardSectionToLife(t *testing.T) {
 	}
 	base := "http://" + ln.Addr().String()
 	env := map[string]string{"LEADGATE_DATABASE_URL": testkit.Database(t), "LEADGATE_REDIS_URL": testkit.RedisDB(t),
-		"LEADGATE_PUBLIC_URL": base, "LEADGATE_SPOOL_DIR": "off", "LEADGATE_SECRET_KEY": "demo-test-secret-key-0123456789"}
+		"LEADGATE_PUBLIC_URL": base, "LEADGATE_SPOOL_DIR": "off", "LEADGATE_SECRET_KEY": "demo-test-secret-key-0123456789",
+		"LEADGATE_EGRESS_ALLOWED_HOSTS": "127.0.0.1"}
 	cfg, err := config.FromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
