@@ -65,7 +65,7 @@ func ingestOne(tx *gorm.DB, it *IngestItem, window time.Duration) (IngestResult,
 		}
 		err := tx.Raw(`SELECT id, idempotency_key FROM events
 			WHERE workspace_id = ? AND content_hash = ? AND received_at > ?::timestamptz - make_interval(secs => ?)
-			ORDER BY received_at DESC LIMIT 1`, ev.WorkspaceID, hash, receivedAt(ev), window.Seconds()).Scan(&prior).Error
+			ORDER BY received_at DESC LIMIT 1`, ev.WorkspaceID, hash, receivedAt(ev), window.Seconds()).Find(&prior).Error
 		if err != nil {
 			return IngestResult{}, err
 		}
@@ -81,14 +81,14 @@ func ingestOne(tx *gorm.DB, it *IngestItem, window time.Duration) (IngestResult,
 	}
 	var claimed []string
 	err := tx.Raw(`INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id) VALUES (?, ?, ?, ?)
-		ON CONFLICT DO NOTHING RETURNING event_id`, ev.WorkspaceID, key, ev.ID, ev.SourceID).Scan(&claimed).Error
+		ON CONFLICT DO NOTHING RETURNING event_id`, ev.WorkspaceID, key, ev.ID, ev.SourceID).Find(&claimed).Error
 	if err != nil {
 		return IngestResult{}, err
 	}
 	if len(claimed) == 0 {
 		var original string
 		err := tx.Raw(`UPDATE idempotency_keys SET duplicates = duplicates + 1, last_seen_at = now()
-			WHERE workspace_id = ? AND key = ? RETURNING event_id`, ev.WorkspaceID, key).Scan(&original).Error
+			WHERE workspace_id = ? AND key = ? RETURNING event_id`, ev.WorkspaceID, key).Find(&original).Error
 		return IngestResult{EventID: original, Duplicate: true}, err
 	}
 	if err := tx.Omit("ProcessedAt").Create(ev).Error; err != nil {
@@ -156,7 +156,7 @@ func ingestSingle(db *gorm.DB, it *IngestItem) (IngestResult, error) {
 		ev.Email, ev.EmailRaw, ev.EmailProblem, ev.Phone, ev.PhoneRaw, ev.PhoneProblem, ev.FirstName, ev.LastName, ev.Company,
 		ev.TargetStage, ev.CurrentStage, jsonText(ev.Fields, "{}"), jsonText(ev.Attribution, "{}"), jsonText(ev.Hydration, ""),
 		jsonText(ev.RuleOverrides, ""), jsonText(ev.Payload, ""), ev.ContentType,
-		ev.Status, ev.Reason, ev.Attempts, ev.ProcessedAt, ev.Spooled).Scan(&inserted).Error
+		ev.Status, ev.Reason, ev.Attempts, ev.ProcessedAt, ev.Spooled).Find(&inserted).Error
 	if err != nil {
 		return IngestResult{}, err
 	}
@@ -165,7 +165,7 @@ func ingestSingle(db *gorm.DB, it *IngestItem) (IngestResult, error) {
 	}
 	var original string
 	err = db.Raw(`UPDATE idempotency_keys SET duplicates = duplicates + 1, last_seen_at = now()
-		WHERE workspace_id = ? AND key = ? RETURNING event_id`, ev.WorkspaceID, it.Key).Scan(&original).Error
+		WHERE workspace_id = ? AND key = ? RETURNING event_id`, ev.WorkspaceID, it.Key).Find(&original).Error
 	return IngestResult{EventID: original, Duplicate: true}, err
 }
 
