@@ -166,7 +166,7 @@ func readerFor(ctx context.Context, c *Connector, d models.Destination) (hydrate
 		}
 	}
 	var props []string
-	if k := stageKey(d); k != "" {
+	if k := stageKey(d); k != "" && k != hydrate.DealStage { // a deal stage is no contact property
 		props = append(props, k)
 	}
 	for _, v := range d.Config.FieldMap {
@@ -180,12 +180,12 @@ func readerFor(ctx context.Context, c *Connector, d models.Destination) (hydrate
 		Pipeline: pipeline, Properties: props, HTTP: &http.Client{Transport: &limitedTransport{base: c.transport(), conn: conn, metrics: c.Metrics}}})
 }
 
-// stageKey is the remote field holding the stage: the stage field in field mode; GoHighLevel's deal mode
-// reads the stage of the contact's opportunity in the pipeline (ActiveCampaign's and HubSpot's deal modes
-// import without a stage: their readers do not read deals).
+// stageKey is the remote field holding the stage: the stage field in field mode; GoHighLevel's and
+// HubSpot's deal modes read the stage of the contact's opportunity/deal in the pipeline (ActiveCampaign's
+// deal mode imports without a stage: its reader does not read deals).
 func stageKey(d models.Destination) string {
-	if d.Kind == crm.KindGoHighLevel && d.Config.StageMode == crm.StageModeDeal {
-		return hydrate.GHLDealStage
+	if (d.Kind == crm.KindGoHighLevel || d.Kind == crm.KindHubSpot) && d.Config.StageMode == crm.StageModeDeal {
+		return hydrate.DealStage
 	}
 	if d.Config.StageField != "" {
 		return d.Config.StageField

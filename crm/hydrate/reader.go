@@ -37,7 +37,7 @@ type ReaderConfig struct {
 	Token      string
 	LocationID string
 	Properties []string // HubSpot: extra properties to read (the stage property, mapped fields)
-	Pipeline   string   // GoHighLevel deal mode: List reads each contact's opportunity stage in this pipeline
+	Pipeline   string   // deal mode (GoHighLevel, HubSpot): List reads each contact's opportunity/deal stage in this pipeline
 	HTTP       *http.Client
 }
 
@@ -59,7 +59,8 @@ func NewReader(cfg ReaderConfig) (Reader, error) {
 		return &acReader{c: &client{http: hc, base: base, token: cfg.Token, provider: cfg.Kind, header: "Api-Token"}}, nil
 	case "hubspot":
 		props := append(append([]string{}, hubspotProperties...), cfg.Properties...)
-		return &hsReader{c: &client{http: hc, base: orDefault(base, DefaultHubSpotURL), token: cfg.Token, provider: cfg.Kind}, props: props}, nil
+		return &hsReader{c: &client{http: hc, base: orDefault(base, DefaultHubSpotURL), token: cfg.Token, provider: cfg.Kind}, props: props,
+			pipeline: cfg.Pipeline}, nil
 	case "gohighlevel":
 		return &ghlReader{c: &client{http: hc, base: orDefault(base, "https://services.leadconnectorhq.com"), token: cfg.Token, provider: cfg.Kind,
 			version: ghlVersion}, location: cfg.LocationID, pipeline: cfg.Pipeline}, nil
@@ -125,10 +126,12 @@ func (r *acReader) Get(ctx context.Context, id string) (RemoteContact, error) {
 	return rc, nil
 }
 
-// hsReader pages /crm/v3/objects/contacts with the properties leadgate maps.
+// hsReader pages /crm/v3/objects/contacts with the properties leadgate maps (and, in deal mode, each
+// contact's deal in the pipeline, see hubspot_deals.go).
 type hsReader struct {
-	c     *client
-	props []string
+	c        *client
+	props    []string
+	pipeline string // deal mode: the pipeline whose deal stage is the contact's stage
 }
 
 func (r *hsReader) List(ctx context.Context, cursor string) ([]RemoteContact, string, error) {
@@ -150,6 +153,9 @@ func (r *hsReader) List(ctx context.Context, cursor string) ([]RemoteContact, st
 	page := make([]RemoteContact, 0, len(out.Results))
 	for _, o := range out.Results {
 		page = append(page, hsRemote(o))
+	}
+	if err := r.addDeals(ctx, page); err != nil {
+		return nil, "", err
 	}
 	return page, out.Paging.Next.After, nil
 }
