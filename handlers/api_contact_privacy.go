@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/leadgate/leadgate/models"
@@ -48,33 +47,37 @@ func (a *API) EraseContact(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": c.ID})
 		return
 	}
+	merged := 0
 	err := a.Store.Tx(r.Context(), func(tx *models.Store) error {
-		remote, err := tx.ContactRemoteIDs(r.Context(), c.ID)
+		// Its own records and those of contacts merged into it (read before the erase wipes the merge
+		// history's payloads).
+		recs, err := tx.ContactCRMRecords(r.Context(), c.ID)
 		if err != nil {
 			return err
 		}
 		if in.CRMDelete {
 			// The built-in sandbox is leadgate's own table: deleted now.
-			if err := models.EraseSandboxRecords(r.Context(), tx, remote); err != nil {
-				return err
+			for _, gen := range recs.Generations() {
+				if err := models.EraseSandboxRecords(r.Context(), tx, gen); err != nil {
+					return err
+				}
 			}
 		}
 		hooks := append([]func(context.Context, *models.Store, models.Contact) error{models.EraseSyncState}, a.EraseHooks...)
 		if err := tx.ContactErase(r.Context(), c, hooks...); err != nil {
 			return err
 		}
+		after := map[string]any{"crm_delete": in.CRMDelete}
 		if in.CRMDelete {
-			// Real CRMs get a delete request naming their record ids only
+			// Real CRMs get delete requests naming their record ids only
 			// (no personal data), delivered by the side-effect relay.
-			body, _ := json.Marshal(map[string]any{"contact_id": c.ID, "remote_ids": remote})
-			cid := c.ID
-			if _, err := tx.OutboxAdd(r.Context(), models.OutboxRow{WorkspaceID: c.WorkspaceID, ContactID: &cid, Kind: models.OutboxSideEffect,
-				StableID: "erase:" + c.ID, Action: "crm_delete", Payload: body}); err != nil {
+			if merged, err = tx.QueueCRMDelete(r.Context(), c, recs); err != nil {
 				return err
 			}
+			after["merged_records"] = merged
 		}
 		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: c.WorkspaceID, Actor: actor(r), Action: "contact.erase",
-			SubjectType: "contact_privacy", SubjectID: c.ID, After: map[string]any{"crm_delete": in.CRMDelete}})
+			SubjectType: "contact_privacy", SubjectID: c.ID, After: after})
 	})
 	if err != nil {
 		serverError(a.Log, w, r, err)

@@ -93,17 +93,14 @@ func (e *syncEnv) remoteID(d models.Destination, contactID string) string {
 func (e *syncEnv) eraseWithCRMDelete(c models.Contact) models.OutboxRow {
 	e.t.Helper()
 	err := e.store.Tx(e.ctx, func(tx *models.Store) error {
-		remote, err := tx.ContactRemoteIDs(e.ctx, c.ID)
+		recs, err := tx.ContactCRMRecords(e.ctx, c.ID)
 		if err != nil {
 			return err
 		}
 		if err := tx.ContactErase(e.ctx, c, models.EraseSyncState); err != nil {
 			return err
 		}
-		body, _ := json.Marshal(map[string]any{"contact_id": c.ID, "remote_ids": remote})
-		cid := c.ID
-		_, err = tx.OutboxAdd(e.ctx, models.OutboxRow{WorkspaceID: c.WorkspaceID, ContactID: &cid, Kind: models.OutboxSideEffect,
-			StableID: "erase:" + c.ID, Action: models.ActionCRMDelete, Payload: body})
+		_, err = tx.QueueCRMDelete(e.ctx, c, recs)
 		return err
 	})
 	if err != nil {

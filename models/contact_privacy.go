@@ -60,7 +60,9 @@ func (s *Store) ContactErase(ctx context.Context, c Contact, extra ...func(ctx c
 			WHERE subject_type = 'contact' AND subject_id = CAST(@id AS text)`,
 		`UPDATE stage_history SET reason = '[erased]' WHERE contact_id = @id AND reason <> ''`,
 		`UPDATE contacts SET email = NULL, phone = NULL, first_name = NULL, last_name = NULL, company = NULL, fields = '{}',
-			first_touch = '{}', tags = '[]', score_breakdown = '[]', erased_at = now(), updated_at = now() WHERE id = @id OR merged_into = @id`,
+			first_touch = '{}', tags = '[]', score_breakdown = '[]', erased_at = now(), updated_at = now()
+			WHERE id IN (WITH RECURSIVE tree(id) AS (SELECT CAST(@id AS uuid) UNION SELECT c.id FROM contacts c JOIN tree t ON c.merged_into = t.id)
+				SELECT id FROM tree)`, // the contact and every contact merged into it, however deep
 	}
 	for _, q := range stmts {
 		if err := db.Exec(q, named).Error; err != nil {
