@@ -314,3 +314,34 @@ func TestSideEffectCRMDeleteWaitsForAPausedOrRateLimitedDestination(t *testing.T
 		t.Errorf("row %s attempts %d, fake deleted %v; want sent at the first counted attempt, [%s]", got.Status, got.Attempts, cc.deleted(), remote)
 	}
 }
+
+// A merge where only the loser has a record at a destination hands that record to the survivor: the
+// survivor's next sync updates it by id (no new record, no search, no crm_merge to run), so the CRM keeps
+// one record for the person and an erase of the survivor can find it.
+func TestMergeHandsTheLosersRecordToTheSurvivor(t *testing.T) {
+	e := newSyncEnv(t)
+	cc := e.crmCases()[crm.KindActiveCampaign]()
+	loser := e.contact("jane.doe@example.com", "Engaged")
+	e.drainAll(cc.dest, 20*time.Second)
+	lRemote := e.remoteID(cc.dest, loser.ID)
+	survivor := e.contact("jane@example.com", "Discovered") // not synced yet
+	if lRemote == "" || cc.count() != 1 {
+		t.Fatalf("setup: loser remote %q, %d records", lRemote, cc.count())
+	}
+	applier := &apply.Applier{Store: e.store, Queue: noQueue{}, Log: e.relay.Log}
+	merged, err := applier.MergeContacts(e.ctx, e.ws.ID, survivor.ID, loser.ID, "tester")
+	if err != nil {
+		t.Fatalf("merge: %v", err)
+	}
+	if got := e.remoteID(cc.dest, survivor.ID); got != lRemote {
+		t.Fatalf("survivor mapped to %q after the merge, want the loser's record %s", got, lRemote)
+	}
+	e.change(&merged, func(c *models.Contact) { c.Stage = "SQL" })
+	e.drainAll(cc.dest, 20*time.Second)
+	if now := e.remoteID(cc.dest, merged.ID); now != lRemote || cc.count() != 1 {
+		t.Fatalf("survivor mapped to %q, %d records in the CRM; want %s and 1", now, cc.count(), lRemote)
+	}
+	if n := e.count(`SELECT count(*) FROM outbox WHERE workspace_id = ? AND action = ?`, e.ws.ID, models.ActionCRMMerge); n != 0 {
+		t.Errorf("%d crm_merge side effects queued; want none (one record only)", n)
+	}
+}

@@ -34,8 +34,8 @@ type CRMMergePayload struct {
 // "merge:<loser>:<survivor>") names the two records; the side-effect relay merges them (HubSpot) or tags
 // the loser's for review. The loser's mappings are retired at once (remote id and what leadgate wrote
 // cleared): the loser is never synced again, and its record must not be taken for the survivor's by a
-// resync, the drift check or an erase. A survivor without a record at a destination finds one by email
-// or phone at its next sync, as any contact does.
+// resync, the drift check or an erase. At a destination where only the loser has a record, that record is
+// handed to the survivor instead.
 func (s *Store) SyncMergeIntent(ctx context.Context, workspaceID int64, loserID, survivorID string) error {
 	loser, err := s.ContactRemoteIDs(ctx, loserID)
 	if err != nil {
@@ -47,6 +47,20 @@ func (s *Store) SyncMergeIntent(ctx context.Context, workspaceID int64, loserID,
 	survivor, err := s.ContactRemoteIDs(ctx, survivorID)
 	if err != nil {
 		return err
+	}
+	// Where only the loser has a record, the record becomes the survivor's: its next sync updates it by id
+	// (and an erase of the survivor finds it) instead of leaving it behind, unreferenced, in the CRM.
+	for dest := range loser {
+		if survivor[dest] != "" {
+			continue
+		}
+		err := s.db.WithContext(ctx).Exec(`INSERT INTO sync_state (destination_id, contact_id, remote_id, written, last_version, synced_at)
+			SELECT destination_id, ?, remote_id, written, 0, synced_at FROM sync_state WHERE destination_id = ? AND contact_id = ?
+			ON CONFLICT (destination_id, contact_id) DO UPDATE SET remote_id = EXCLUDED.remote_id, written = EXCLUDED.written`,
+			survivorID, dest, loserID).Error
+		if err != nil {
+			return fmt.Errorf("models: hand merged contact's record to the survivor: %w", err)
+		}
 	}
 	if err := s.db.WithContext(ctx).Exec(`UPDATE sync_state SET remote_id = '', written = '{}' WHERE contact_id = ?`, loserID).Error; err != nil {
 		return fmt.Errorf("models: retire merged contact's remote ids: %w", err)
