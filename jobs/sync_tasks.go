@@ -62,7 +62,7 @@ type ImportPayload struct {
 	Actor         string `json:"actor"`
 }
 
-// orphanRetries is the retry budget of the tasks that hold a task id (kick, drain, side-effect pass).
+// orphanRetries is the retry budget of the tasks that hold a task id (kick, drain, side-effect pass, import).
 // Their handlers never fail, so it is spent only when a killed worker orphaned the task: asynq's
 // recoverer then retries it (see RetryDelay), the retry finishes and frees the id. With no retry the
 // orphan would be archived, and an archived task keeps its id, refusing every later drain (issue 7 §5,
@@ -81,7 +81,9 @@ func (q SyncQueue) Kick(ctx context.Context) error {
 // Import enqueues an import run.
 func (q SyncQueue) Import(ctx context.Context, p ImportPayload) error {
 	b, _ := json.Marshal(p)
-	return q.enqueue(ctx, asynq.NewTask(TypeSyncImport, b, asynq.Queue(QueueSync), asynq.MaxRetry(0), asynq.Timeout(6*time.Hour),
+	// orphanRetries: an import killed with its worker runs again (imports are idempotent: known contacts are
+	// linked, never duplicated) instead of being archived with its run left "running".
+	return q.enqueue(ctx, asynq.NewTask(TypeSyncImport, b, asynq.Queue(QueueSync), asynq.MaxRetry(orphanRetries), asynq.Timeout(6*time.Hour),
 		asynq.TaskID("sync:import:"+strconv.FormatInt(p.ImportID, 10))))
 }
 
