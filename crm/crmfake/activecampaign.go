@@ -109,6 +109,7 @@ func NewActiveCampaign(opts ACOptions) *ActiveCampaign {
 	mux.HandleFunc("POST /api/3/deals", f.createDeal)
 	mux.HandleFunc("GET /api/3/deals/{id}", f.getDeal)
 	mux.HandleFunc("PUT /api/3/deals/{id}", f.updateDeal)
+	f.routeActions(mux)
 	f.server = newServer(opts.Options, time.Second, authorizeAC, acShapes, mux)
 	f.URL = f.srv.URL
 	f.nextID = 100

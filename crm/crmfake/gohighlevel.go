@@ -90,6 +90,7 @@ func NewGoHighLevel(opts GHLOptions) *GoHighLevel {
 	mux.HandleFunc("POST /contacts/{id}/tags", f.addTags)
 	mux.HandleFunc("DELETE /contacts/{id}/tags", f.removeTags)
 	mux.HandleFunc("POST /contacts/{id}/notes", f.addNote)
+	f.routeActions(mux)
 	mux.HandleFunc("GET /locations/{loc}/customFields", f.listFields)
 	mux.HandleFunc("POST /locations/{loc}/customFields", f.createField)
 	mux.HandleFunc("GET /opportunities/pipelines", f.listPipelines)

@@ -84,6 +84,7 @@ func NewHubSpot(opts HSOptions) *HubSpot {
 	mux.HandleFunc("GET /crm/v3/pipelines/deals", f.listPipelines)
 	mux.HandleFunc("DELETE /crm/v3/objects/contacts/{id}", f.deleteContact)
 	mux.HandleFunc("POST /crm/v3/objects/contacts/merge", f.mergeContacts)
+	f.routeActions(mux)
 	mux.HandleFunc("POST /crm/v3/objects/deals/batch/create", f.createDeals)
 	mux.HandleFunc("POST /crm/v3/objects/deals/batch/read", f.readDeals)
 	mux.HandleFunc("POST /crm/v3/objects/deals/batch/update", f.updateDeals)

@@ -59,6 +59,7 @@ type server struct {
 	nextID    int
 	authorize func(*http.Request, Options) bool
 	shapes    errorShapes
+	acts      actions // native side effects (actions.go)
 }
 
 // errorShapes writes the CRM-specific bodies of the injected errors.
