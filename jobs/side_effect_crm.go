@@ -64,25 +64,14 @@ func (r *SideEffectRelay) sendCRM(ctx context.Context, row models.OutboxRow) (st
 		}
 	}
 	var outcome []string
-	var retry, perm []error
-	var held time.Duration
+	var fails destFailures
 	for _, destID := range slices.Sorted(maps.Keys(targets)) {
 		if slices.Contains(p.Done, destID) {
 			continue
 		}
 		note, err := r.crmOne(ctx, row, p, destID, targets[destID])
 		if err != nil {
-			var pe permanentError
-			var he heldError
-			switch {
-			case errors.As(err, &pe):
-				perm = append(perm, err)
-			case errors.As(err, &he):
-				held = max(held, he.wait)
-				retry = append(retry, err)
-			default:
-				retry = append(retry, err)
-			}
+			fails.add(err)
 			continue
 		}
 		outcome = append(outcome, note)
@@ -91,15 +80,10 @@ func (r *SideEffectRelay) sendCRM(ctx context.Context, row models.OutboxRow) (st
 			return "", err
 		}
 	}
+	if err := fails.err(); err != nil {
+		return "crm", err
+	}
 	switch {
-	case held > 0 && len(perm) == 0 && allHeld(retry):
-		return "crm", heldError{errors.Join(retry...), held}
-	case len(retry) > 0:
-		// Counted and retried as a whole: flattened so that neither a held nor a permanent failure of one
-		// destination decides for the others.
-		return "crm", errors.New(errors.Join(append(retry, perm...)...).Error())
-	case len(perm) > 0:
-		return "crm", permanentError{errors.Join(perm...)}
 	case len(outcome) == 0 && len(p.Done) == 0:
 		return "crm: no destination holds a record of the contact", nil
 	case len(outcome) == 0:
@@ -179,6 +163,42 @@ func (r *SideEffectRelay) crmErr(ctx context.Context, d models.Destination, conn
 		return heldError{wrapped, pausedWait}
 	}
 	return wrapped
+}
+
+// destFailures gathers the failures of one side effect's destinations and decides what the row does.
+type destFailures struct {
+	retry, perm []error
+	held        time.Duration
+}
+
+func (f *destFailures) add(err error) {
+	var pe permanentError
+	var he heldError
+	switch {
+	case errors.As(err, &pe):
+		f.perm = append(f.perm, err)
+	case errors.As(err, &he):
+		f.held = max(f.held, he.wait)
+		f.retry = append(f.retry, err)
+	default:
+		f.retry = append(f.retry, err)
+	}
+}
+
+// err is nil when no destination failed; held when every failure only waits; a counted retry when any
+// destination must be retried; permanent when only permanent failures remain.
+func (f *destFailures) err() error {
+	switch {
+	case f.held > 0 && len(f.perm) == 0 && allHeld(f.retry):
+		return heldError{errors.Join(f.retry...), f.held}
+	case len(f.retry) > 0:
+		// Counted and retried as a whole: flattened so that neither a held nor a permanent failure of one
+		// destination decides for the others.
+		return errors.New(errors.Join(append(f.retry, f.perm...)...).Error())
+	case len(f.perm) > 0:
+		return permanentError{errors.Join(f.perm...)}
+	}
+	return nil
 }
 
 func allHeld(errs []error) bool {

@@ -23,16 +23,16 @@ import (
 	"github.com/leadgate/leadgate/models"
 )
 
-// ActionRunner is implemented by destinations that run side effects natively (the sandbox: tags,
-// automations, tasks), once per stable id.
+// ActionRunner is implemented by the sandbox, which records any side effect natively once per stable id.
+// Real CRM adapters implement crm.ActionRunner instead (a fixed set of actions on the contact's record).
 type ActionRunner interface {
 	RunAction(ctx context.Context, stableID, contactID, action string, params map[string]string) error
 }
 
 // SideEffectRelay delivers the outbox's side_effect rows, each once under its stable id (DESIGN.md SIDE
 // EFFECTS): to the workspace's generic webhook when one is configured (Idempotency-Key = the stable id, so
-// the receiver can drop a repeat after a crash), else to a destination that runs the action natively, else
-// the row is skipped with the reason. Failures are retried with exponential backoff, then dead-lettered
+// the receiver can drop a repeat after a crash), else natively at every enabled destination that supports
+// the action (sendNative; dead-lettered at once when none does), else the row is skipped with the reason. Failures are retried with exponential backoff, then dead-lettered
 // (side_effect_failed); a 4xx answer other than 408/429 is dead-lettered at once.
 type SideEffectRelay struct {
 	Store     *models.Store
@@ -135,28 +135,7 @@ func (r *SideEffectRelay) send(ctx context.Context, row models.OutboxRow, body s
 	if err == nil && hook.Enabled && hook.URL != "" {
 		return hook.URL, r.post(ctx, hook, row, body)
 	}
-	dests, err := r.Store.DestinationList(ctx, row.WorkspaceID)
-	if err != nil {
-		return "", err
-	}
-	for _, d := range dests {
-		if !d.Enabled {
-			continue
-		}
-		conn, err := r.Connector.Connect(ctx, d)
-		if err != nil {
-			continue
-		}
-		runner, ok := conn.Dest.(ActionRunner)
-		if !ok {
-			continue
-		}
-		if d.Paused {
-			return d.Name, errors.New("destination " + d.Name + " is paused")
-		}
-		return d.Name, runner.RunAction(ctx, row.StableID, body.ContactID, body.Action, body.Params)
-	}
-	return "", nil
+	return r.sendNative(ctx, row, body) // side_effect_native.go
 }
 
 // post sends the generic webhook: JSON, Idempotency-Key = stable id, and an HMAC-SHA256 signature of the
