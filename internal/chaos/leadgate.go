@@ -33,6 +33,7 @@ type leadgateProc struct {
 	token        string
 	proc         *child
 	http         *http.Client
+	started      bool // served once: its URL is in use and must not change
 }
 
 // leadgateEnv is the process environment: the caller's, minus any LEADGATE_ setting, plus vars.
@@ -92,8 +93,37 @@ func prepareLeadgate(ctx context.Context, bin, dir, databaseURL, redisURL string
 	return l, nil
 }
 
-// start runs `leadgate serve` and waits until /readyz answers 200.
+// start runs `leadgate serve` and waits until it answers as itself: /readyz is 200 and the admin token
+// is accepted. The port was free when it was chosen, but parallel tests (other packages too) choose
+// ports at the same time: when another process took it first, a first start moves to a new port; a
+// restart (the URL already handed out in webhooks) tries the same port again.
 func (l *leadgateProc) start(ctx context.Context) error {
+	var err error
+	for attempt := 1; attempt <= 5; attempt++ {
+		if err = l.startOnce(ctx); err == nil || !strings.Contains(tail(l.logPath, 5), "address already in use") {
+			if err == nil {
+				l.started = true
+			}
+			return err
+		}
+		if l.proc != nil {
+			l.proc.kill()
+		}
+		if !l.started {
+			port, perr := freePort()
+			if perr != nil {
+				return perr
+			}
+			l.base = "http://127.0.0.1:" + strconv.Itoa(port)
+			l.env = withVars(l.env, map[string]string{"LEADGATE_ADDR": "127.0.0.1:" + strconv.Itoa(port), "LEADGATE_PUBLIC_URL": l.base})
+		} else {
+			time.Sleep(time.Second)
+		}
+	}
+	return err
+}
+
+func (l *leadgateProc) startOnce(ctx context.Context) error {
 	cmd := exec.Command(l.bin, append([]string{"serve"}, l.args...)...)
 	cmd.Env = l.env
 	p, err := startChild(cmd, l.logPath)
@@ -102,8 +132,14 @@ func (l *leadgateProc) start(ctx context.Context) error {
 	}
 	l.proc = p
 	err = waitFor(ctx, 60*time.Second, "leadgate /readyz", func() bool {
-		return p.running() && httpOK(ctx, l.http, l.base+"/readyz")
+		if !p.running() {
+			return true // it exited: say so below rather than wait out the timeout
+		}
+		return httpOK(ctx, l.http, l.base+"/readyz") && l.api(ctx, http.MethodGet, "/workspaces", nil, nil) == nil
 	})
+	if err == nil && !p.running() {
+		err = errors.New("leadgate serve exited while starting")
+	}
 	if err != nil {
 		return fmt.Errorf("%w (log: %s)", err, l.logPath)
 	}

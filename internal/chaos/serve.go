@@ -45,7 +45,7 @@ func (s *Serve) Sibling(name string, env map[string]string, args ...string) (*Se
 		return nil, err
 	}
 	l := *s.l
-	l.proc, l.args = nil, args
+	l.proc, l.args, l.started = nil, args, false
 	l.base = "http://127.0.0.1:" + strconv.Itoa(port)
 	l.logPath = filepath.Join(filepath.Dir(s.l.logPath), name+".log")
 	l.env = withVars(s.base, map[string]string{"LEADGATE_ADDR": "127.0.0.1:" + strconv.Itoa(port)})
@@ -56,7 +56,12 @@ func (s *Serve) Sibling(name string, env map[string]string, args ...string) (*Se
 // Start runs the process with the base environment plus extra and waits until /readyz answers 200.
 func (s *Serve) Start(ctx context.Context, extra map[string]string) error {
 	s.l.env = withVars(s.base, extra)
-	return s.l.start(ctx)
+	if err := s.l.start(ctx); err != nil {
+		return err
+	}
+	// The first start may have moved to another port (see leadgateProc.start): keep it for restarts.
+	s.base = withVars(s.base, map[string]string{"LEADGATE_ADDR": strings.TrimPrefix(s.l.base, "http://"), "LEADGATE_PUBLIC_URL": s.l.base})
+	return nil
 }
 
 // WaitExit waits for the process to end on its own (a failpoint's SIGKILL).
