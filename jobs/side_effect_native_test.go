@@ -280,3 +280,28 @@ func countExact(reqs []crmfake.Request, method, path string) int {
 	}
 	return n
 }
+
+// A 429 from the CRM pauses the destination's limiter and holds the side effect for Retry-After without
+// spending an attempt; the action then runs once.
+func TestNativeSideEffectHeldOnA429(t *testing.T) {
+	e := newSyncEnv(t)
+	nc := e.nativeCases()[crm.KindGoHighLevel]()
+	c := e.contact("busy@example.com", "SQL")
+	e.drainAll(nc.dest, 20*time.Second)
+	remote := e.remoteID(nc.dest, c.ID)
+	row := e.ruleSideEffect(c, crm.ActionEnrollWorkflow, map[string]string{"workflow": "wf-1"})
+	nc.fake.FailNext(crmfake.Response{Method: "POST", Path: "/contacts/" + remote + "/workflow/wf-1", Status: 429,
+		Header: map[string][]string{"Retry-After": {"1"}}, Body: `{"statusCode":429,"message":"Too many requests"}`})
+	relay := e.sideEffectRelay()
+	if _, err := relay.Deliver(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := e.outboxRow(row.ID)
+	if got.Status != models.OutboxPending || got.Attempts != 0 || !got.NextAttemptAt.After(time.Now()) {
+		t.Fatalf("after a 429: row %s attempts %d next %s, want pending, uncounted, due after Retry-After", got.Status, got.Attempts, got.NextAttemptAt)
+	}
+	got = e.deliverUntil(relay, row.ID, func(r models.OutboxRow) bool { return r.Status != models.OutboxPending })
+	if got.Status != models.OutboxSent || got.Attempts != 1 || !slices.Equal(nc.fake.Enrolments(remote), []string{"wf-1"}) {
+		t.Errorf("row %s attempts %d, enrolments %v; want sent at the first counted attempt, [wf-1]", got.Status, got.Attempts, nc.fake.Enrolments(remote))
+	}
+}
