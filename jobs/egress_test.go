@@ -1,10 +1,8 @@
 package jobs_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,18 +11,6 @@ import (
 	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/models"
 )
-
-// fakeResolver answers fixed addresses: a public-looking name that resolves to a private address is how
-// DNS rebinding reaches an internal service.
-type fakeResolver map[string][]string
-
-func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	var out []netip.Addr
-	for _, a := range f[host] {
-		out = append(out, netip.MustParseAddr(a))
-	}
-	return out, nil
-}
 
 // A CRM destination whose base URL is (or resolves to) a loopback, private or metadata address is refused
 // when dialing: the CRM listener gets no request, nothing is dead-lettered, and the destination pauses
@@ -51,7 +37,7 @@ func TestDestinationOnPrivateAddressIsRefusedAtDial(t *testing.T) {
 			fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 			defer fake.Close()
 			g := egress.Outbound(tc.allowed)
-			g.Resolver = fakeResolver{"crm.example.com": {"127.0.0.1"}, "meta.example.com": {"169.254.169.254"}, "ten.example.com": {"10.1.2.3"}}
+			g.Resolver = egress.FixedResolver{"crm.example.com": {"127.0.0.1"}, "meta.example.com": {"169.254.169.254"}, "ten.example.com": {"10.1.2.3"}}
 			e.conn.Egress = g
 			port := fake.URL[strings.LastIndexByte(fake.URL, ':')+1:]
 			d := e.addDestination(models.Destination{Kind: "activecampaign", BaseURL: tc.baseURL(port), RateLimitRPS: 50,
@@ -105,7 +91,7 @@ func TestSideEffectWebhookToPrivateAddressIsDeadLettered(t *testing.T) {
 			row := e.sideEffect(c.ID, "se:abc:enter:SQL:nurture", "nurture")
 			r := e.sideEffectRelay()
 			r.Egress = egress.Outbound(nil)
-			r.Egress.Resolver = fakeResolver{"hooks.example.com": {"127.0.0.1"}}
+			r.Egress.Resolver = egress.FixedResolver{"hooks.example.com": {"127.0.0.1"}}
 			got := e.deliverUntil(r, row.ID, func(r models.OutboxRow) bool { return r.Status != "pending" })
 			if got.Status != models.OutboxDead || got.Attempts > 1 {
 				t.Fatalf("row %s after %d attempts; want dead at the first", got.Status, got.Attempts)

@@ -1,27 +1,15 @@
 package egress_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/leadgate/leadgate/internal/egress"
 )
-
-type fakeResolver map[string][]string
-
-func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	var out []netip.Addr
-	for _, a := range f[host] {
-		out = append(out, netip.MustParseAddr(a))
-	}
-	return out, nil
-}
 
 // The outbound guard (CRMs, providers, the side-effect webhook) takes http too, and its refusals say how
 // to allow the target; IP and CIDR entries allow addresses, name entries the name.
@@ -62,7 +50,7 @@ func TestOutboundDialAllowsCIDR(t *testing.T) {
 	defer srv.Close()
 	port := srv.URL[strings.LastIndexByte(srv.URL, ':'):]
 	g := egress.Outbound([]string{"127.0.0.0/8"})
-	g.Resolver = fakeResolver{"crm.internal": {"127.0.0.1"}, "meta.internal": {"169.254.169.254"}}
+	g.Resolver = egress.FixedResolver{"crm.internal": {"127.0.0.1"}, "meta.internal": {"169.254.169.254"}}
 	resp, err := g.Client().Get("http://crm.internal" + port + "/")
 	if err != nil {
 		t.Fatalf("allowed CIDR: %v", err)
