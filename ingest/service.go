@@ -51,6 +51,7 @@ type Service struct {
 	Now     func() time.Time
 
 	redisDown redisBreaker
+	uncounted duplicateTally
 }
 
 // Delivery is one HTTP request to /hooks/{token}.

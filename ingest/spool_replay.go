@@ -41,6 +41,16 @@ func (s *Service) ReplaySpool(ctx context.Context) (int, error) {
 			}
 		}
 		s.afterCommit(ctx, batch, results)
+		// Retries answered from the spool while the event waited there count now, on the key it was stored
+		// under (the stored event's key when the replay itself was a duplicate).
+		for i, r := range results {
+			key := batch[i].Event.IdempotencyKey
+			if r.Duplicate || key == "" {
+				key = batch[i].Key
+			}
+			s.uncounted.spooledToKey(batch[i].Event.ID, batch[i].Event.WorkspaceID, key)
+		}
+		s.countUncounted(ctx)
 		return nil
 	})
 	if s.Metrics != nil && n > 0 {

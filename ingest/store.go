@@ -54,8 +54,20 @@ func (s *Service) store(ctx context.Context, src models.Source, ct string, items
 			results[i] = stored[j]
 		}
 		s.afterCommit(ctx, batch, results)
+		s.countUncounted(ctx)
 	}
 	return answer(batch, results)
+}
+
+// countUncounted records the duplicates answered while Postgres could not count them, now that a write
+// went through.
+func (s *Service) countUncounted(ctx context.Context) {
+	if s.uncounted.empty() {
+		return
+	}
+	if err := s.uncounted.flush(context.WithoutCancel(ctx), s.Store.DuplicateCountN); err != nil {
+		s.Log.Warn("ingest: duplicates still not counted; will retry", "err", err)
+	}
 }
 
 // spooledAlready answers the items still waiting in the spool from an outage
@@ -68,6 +80,7 @@ func (s *Service) spooledAlready(workspaceID int64, batch []models.IngestItem) (
 	for i, it := range batch {
 		if pending {
 			if id, ok := s.Spool.Lookup(workspaceID, it.Key); ok {
+				s.uncounted.addSpooled(id)
 				results[i] = models.IngestResult{EventID: id, Duplicate: true}
 				continue
 			}
@@ -132,7 +145,8 @@ func (s *Service) fastGate(ctx context.Context, batch []models.IngestItem) ([]mo
 		}
 		// Counted even when the sender hangs up: the delivery did reach us.
 		if err := s.Store.DuplicateCount(context.WithoutCancel(ctx), batch[i].Event.WorkspaceID, storedKey); err != nil {
-			s.Log.Warn("ingest: duplicate not counted", "err", err)
+			s.uncounted.addKey(batch[i].Event.WorkspaceID, storedKey)
+			s.Log.Warn("ingest: duplicate not counted yet; counted when Postgres takes writes again", "err", err)
 		}
 	}
 	return out, true
@@ -200,6 +214,7 @@ func (s *Service) spoolOrRefuse(ctx context.Context, src models.Source, batch []
 	var recs []spool.Record
 	for i, it := range batch {
 		if id, ok := s.Spool.Lookup(src.WorkspaceID, it.Key); ok {
+			s.uncounted.addSpooled(id)
 			results[i] = models.IngestResult{EventID: id, Duplicate: true}
 			continue
 		}

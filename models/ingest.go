@@ -103,6 +103,17 @@ func (s *Store) DuplicateCount(ctx context.Context, workspaceID int64, key strin
 	return countDuplicate(s.db.WithContext(ctx), workspaceID, key)
 }
 
+// DuplicateCountN records n duplicate deliveries of a key at once (duplicates answered while Postgres
+// could not count them).
+func (s *Store) DuplicateCountN(ctx context.Context, workspaceID int64, key string, n int) error {
+	err := s.db.WithContext(ctx).Exec(`UPDATE idempotency_keys SET duplicates = duplicates + ?, last_seen_at = now()
+		WHERE workspace_id = ? AND key = ?`, n, workspaceID, key).Error
+	if err != nil {
+		return fmt.Errorf("models: count %d duplicates: %w", n, err)
+	}
+	return nil
+}
+
 func countDuplicate(tx *gorm.DB, workspaceID int64, key string) error {
 	err := tx.Exec(`UPDATE idempotency_keys SET duplicates = duplicates + 1, last_seen_at = now()
 		WHERE workspace_id = ? AND key = ?`, workspaceID, key).Error

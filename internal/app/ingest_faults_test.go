@@ -70,7 +70,8 @@ func TestIngestPostgresDownWithoutSpool(t *testing.T) {
 // the spool and answered 200; retries during and after the outage answer
 // "duplicate" with the spooled id; the replay stores each event exactly once
 // and enqueues it. A source never seen before the outage cannot be verified,
-// so its deliveries get 503.
+// so its deliveries get 503. Duplicates answered during the outage are
+// counted once Postgres is back (received = accepted + duplicates).
 func TestIngestPostgresDownWithSpool(t *testing.T) {
 	h := newHarness(t, opts{pgProxy: true, spool: true})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
@@ -128,6 +129,11 @@ func TestIngestPostgresDownWithSpool(t *testing.T) {
 	}
 	if n := h.inboxCount(); n != 3 {
 		t.Fatalf("inbox holds %d rows, want 3 (warm + 2 replayed)", n)
+	}
+	// Every answered delivery is counted, also the retries answered from the spool while Postgres could
+	// not count them: 7 answered 200 = 3 events + 4 duplicates.
+	if st := h.stats(); st.Received != 7 || st.Accepted != 3 || st.Duplicates != 4 {
+		t.Fatalf("stats %+v, want received=7 accepted=3 duplicates=4", st)
 	}
 	if code, status := h.ready(); code != http.StatusOK || status != "ready" {
 		t.Fatalf("readyz after the outage: %d %s, want 200 ready", code, status)
