@@ -102,15 +102,17 @@ func (g *goHighLevel) remote(c ghlContact, ids map[string]string) ghlRemote {
 	if c.CustomFields != nil {
 		for _, f := range *c.CustomFields {
 			for _, ref := range byID[f.ID] {
-				r.values[ref] = customValueString(f.Value)
+				r.values[ref] = GHLCustomValue(f.Value)
 			}
 		}
 	}
 	return r
 }
 
-// customValueString renders a custom field value as written: multi-select values are string arrays.
-func customValueString(v any) string {
+// GHLCustomValue renders a GoHighLevel custom field value as leadgate writes and compares it: multi-select
+// values (string arrays) joined by ";", numbers as JSON numbers, absent as "". The importer and drift
+// check read values through it too, so every reader agrees with the adapter.
+func GHLCustomValue(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -119,7 +121,7 @@ func customValueString(v any) string {
 	case []any:
 		parts := make([]string, len(x))
 		for i, p := range x {
-			parts[i] = customValueString(p)
+			parts[i] = GHLCustomValue(p)
 		}
 		return strings.Join(parts, ";")
 	default:

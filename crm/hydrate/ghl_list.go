@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leadgate/leadgate/crm"
 )
 
 // GoHighLevel keys of RemoteContact.Values for the contact's opportunity in deal mode, as the adapter keys
@@ -76,7 +78,7 @@ func (r *ghlReader) List(ctx context.Context, cursor string) ([]RemoteContact, s
 			if f.Value == nil {
 				continue
 			}
-			v := ghlValue(f.Value)
+			v := crm.GHLCustomValue(f.Value)
 			rc.Values[f.ID] = v
 			for _, alias := range r.fieldAliases[f.ID] {
 				rc.Values[alias] = v
@@ -96,24 +98,6 @@ func (r *ghlReader) List(ctx context.Context, cursor string) ([]RemoteContact, s
 		next = string(last)
 	}
 	return page, next, nil
-}
-
-// ghlValue renders a custom field value as the adapter writes it (multi-select values joined by ";").
-func ghlValue(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []any:
-		parts := make([]string, len(x))
-		for i, p := range x {
-			parts[i] = ghlValue(p)
-		}
-		return strings.Join(parts, ";")
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	default:
-		return fmt.Sprint(x)
-	}
 }
 
 // loadFields reads the location's custom fields once: id -> fieldKey, fieldKey without "contact.", name.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leadgate/leadgate/crm"
 )
 
 // RemoteContact is a CRM contact as read for the import and the drift check. Values holds every field
@@ -218,7 +220,7 @@ func (r *ghlReader) Get(ctx context.Context, id string) (RemoteContact, error) {
 		Values: map[string]string{"email": c.Email, "phone": c.Phone, "firstName": c.FirstName, "lastName": c.LastName, "companyName": c.CompanyName}}
 	for _, f := range c.CustomFields {
 		if f.Value != nil {
-			v := ghlValue(f.Value)
+			v := crm.GHLCustomValue(f.Value)
 			rc.Values[f.ID] = v
 			for _, alias := range r.fieldAliases[f.ID] {
 				rc.Values[alias] = v
