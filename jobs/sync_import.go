@@ -180,11 +180,10 @@ func readerFor(ctx context.Context, c *Connector, d models.Destination) (hydrate
 		Pipeline: pipeline, Properties: props, HTTP: &http.Client{Transport: &limitedTransport{base: c.transport(), conn: conn, metrics: c.Metrics}}})
 }
 
-// stageKey is the remote field holding the stage: the stage field in field mode; GoHighLevel's and
-// HubSpot's deal modes read the stage of the contact's opportunity/deal in the pipeline (ActiveCampaign's
-// deal mode imports without a stage: its reader does not read deals).
+// stageKey is the remote field holding the stage: the stage field in field mode; in deal mode the stage
+// of the contact's deal/opportunity in the pipeline.
 func stageKey(d models.Destination) string {
-	if (d.Kind == crm.KindGoHighLevel || d.Kind == crm.KindHubSpot) && d.Config.StageMode == crm.StageModeDeal {
+	if d.Kind != crm.KindSandbox && d.Config.StageMode == crm.StageModeDeal {
 		return hydrate.DealStage
 	}
 	if d.Config.StageField != "" {

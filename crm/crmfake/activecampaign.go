@@ -206,6 +206,15 @@ func (f *ActiveCampaign) AddContact(c ACContact) string {
 	return c.ID
 }
 
+// AddDeal stores a deal directly (a pre-existing deal of a contact, for imports); it returns its id.
+func (f *ActiveCampaign) AddDeal(d ACDeal) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d.ID = f.newID()
+	f.deals[d.ID] = &d
+	return d.ID
+}
+
 // HumanEdit changes one field of a contact as a person in the AC UI would: field is "email", "phone",
 // "firstName", "lastName" or a custom field id. It reports whether the contact exists.
 func (f *ActiveCampaign) HumanEdit(contactID, field, value string) bool {

@@ -12,13 +12,6 @@ import (
 	"github.com/leadgate/leadgate/crm"
 )
 
-// GoHighLevel keys of RemoteContact.Values for the contact's opportunity in deal mode, as the adapter keys
-// them in crm.Result.Written (crm.PrevDealID, crm.PrevDealStage).
-const (
-	GHLDealID    = "_deal_id"
-	GHLDealStage = "_deal_stage"
-)
-
 const (
 	ghlVersion   = "2021-07-28"
 	ghlPageLimit = 100
@@ -45,7 +38,7 @@ type ghlSearchContact struct {
 // time, resuming after the last contact's searchAfter sort values (page numbers stop at 10,000 records).
 // Custom field values are keyed by field id and also by fieldKey (with and without "contact.") and name,
 // so that a stage field or field map configured by any of them finds its value. In deal mode each contact
-// carries its opportunity in the pipeline (GHLDealID, GHLDealStage; the oldest when it has several).
+// carries its opportunity in the pipeline (DealID, DealStage; the oldest when it has several).
 func (r *ghlReader) List(ctx context.Context, cursor string) ([]RemoteContact, string, error) {
 	if r.location == "" {
 		return nil, "", fmt.Errorf("hydrate: gohighlevel import needs the location id")
@@ -85,7 +78,7 @@ func (r *ghlReader) List(ctx context.Context, cursor string) ([]RemoteContact, s
 			}
 		}
 		if o, ok := r.opps[c.ID]; ok {
-			rc.Values[GHLDealID], rc.Values[GHLDealStage] = o.id, o.stage
+			rc.Values[DealID], rc.Values[DealStage] = o.id, o.stage
 		}
 		page = append(page, rc)
 	}

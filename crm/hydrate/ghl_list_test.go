@@ -38,7 +38,7 @@ func TestGoHighLevelReaderKeysCustomFieldsByEveryReference(t *testing.T) {
 			}
 		}
 	}
-	if page[0].Values[hydrate.GHLDealStage] != "s2" || page[0].Values[hydrate.GHLDealID] == "" {
+	if page[0].Values[hydrate.DealStage] != "s2" || page[0].Values[hydrate.DealID] == "" {
 		t.Errorf("deal values %v, want the oldest opportunity at s2", page[0].Values)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// Keys of RemoteContact.Values for the contact's deal (HubSpot) or opportunity (GoHighLevel) in the
+// Keys of RemoteContact.Values for the contact's deal (ActiveCampaign, HubSpot) or opportunity (GoHighLevel) in the
 // deal-mode pipeline, as the adapters key them in crm.Result.Written (crm.PrevDealID, crm.PrevDealStage).
 const (
 	DealID    = "_deal_id"

@@ -58,7 +58,7 @@ func NewReader(cfg ReaderConfig) (Reader, error) {
 		if !strings.HasSuffix(base, "/api/3") {
 			base += "/api/3"
 		}
-		return &acReader{c: &client{http: hc, base: base, token: cfg.Token, provider: cfg.Kind, header: "Api-Token"}}, nil
+		return &acReader{c: &client{http: hc, base: base, token: cfg.Token, provider: cfg.Kind, header: "Api-Token"}, pipeline: cfg.Pipeline}, nil
 	case "hubspot":
 		props := append(append([]string{}, hubspotProperties...), cfg.Properties...)
 		return &hsReader{c: &client{http: hc, base: orDefault(base, DefaultHubSpotURL), token: cfg.Token, provider: cfg.Kind}, props: props,
@@ -71,8 +71,12 @@ func NewReader(cfg ReaderConfig) (Reader, error) {
 }
 
 // acReader lists /contacts by offset and reads each contact for its custom field values (AC's list
-// does not carry them): one request per contact plus one per 100.
-type acReader struct{ c *client }
+// does not carry them): one request per contact plus one per 100, and in deal mode one more per contact
+// for its deals.
+type acReader struct {
+	c        *client
+	pipeline string // deal mode: the deal group whose deal stage is the contact's stage
+}
 
 func (r *acReader) List(ctx context.Context, cursor string) ([]RemoteContact, string, error) {
 	offset, _ := strconv.Atoi(cursor)
@@ -125,7 +129,42 @@ func (r *acReader) Get(ctx context.Context, id string) (RemoteContact, error) {
 	for _, fv := range out.FieldValues {
 		rc.Values[fv.Field.String()] = fv.Value
 	}
+	if r.pipeline != "" {
+		if err := r.addDeal(ctx, &rc); err != nil {
+			return RemoteContact{}, err
+		}
+	}
 	return rc, nil
+}
+
+// addDeal sets the contact's deal in the pipeline and its stage (DealID, DealStage): the oldest deal
+// (lowest id) when it has several, the one the adapter moves.
+func (r *acReader) addDeal(ctx context.Context, rc *RemoteContact) error {
+	var out struct {
+		Deals []struct {
+			ID    json.Number `json:"id"`
+			Group json.Number `json:"group"`
+			Stage json.Number `json:"stage"`
+		} `json:"deals"`
+	}
+	if err := r.c.get(ctx, "/contacts/"+url.PathEscape(rc.ID)+"/deals", nil, &out); err != nil {
+		return err
+	}
+	best, bestN := "", int64(0)
+	for _, d := range out.Deals {
+		if d.Group.String() != r.pipeline {
+			continue
+		}
+		n, err := d.ID.Int64()
+		if err != nil {
+			continue
+		}
+		if best == "" || n < bestN {
+			best, bestN = d.ID.String(), n
+			rc.Values[DealID], rc.Values[DealStage] = d.ID.String(), d.Stage.String()
+		}
+	}
+	return nil
 }
 
 // hsReader pages /crm/v3/objects/contacts with the properties leadgate maps (and, in deal mode, each
