@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,4 +168,20 @@ func (h *harness) wsID() int64 {
 		h.t.Fatalf("default workspace: %v", err)
 	}
 	return w.ID
+}
+
+// A delivery stored by the group committer is published to the Redis fast gate before its sender is
+// answered (by the committer, one pipeline per group), so a retry right after the answer is a gate hit.
+func TestGroupCommittedKeyIsOnTheFastGate(t *testing.T) {
+	h := newHarness(t, opts{})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	id := h.accept(h.swDelivery(src, "msg_gate_1", `{"email":"gate@example.com"}`), "queued")
+	got, err := h.rdb.Get(context.Background(), fmt.Sprintf("lg:idem:%d:%s", h.wsID(), "standard-webhooks:msg_gate_1")).Result()
+	if err != nil {
+		keys, _ := h.rdb.Keys(context.Background(), "lg:idem:*").Result()
+		t.Fatalf("fast gate has no key for the delivery (%v); keys: %v", err, keys)
+	}
+	if !strings.HasPrefix(got, id+"|") {
+		t.Fatalf("fast gate holds %q, want the event id %s", got, id)
+	}
 }
