@@ -19,7 +19,8 @@ const (
 
 type ghlOpp struct{ id, stage string }
 
-type ghlSearchContact struct {
+// ghlContactJSON is a GoHighLevel contact as GET /contacts/{id} and POST /contacts/search return it.
+type ghlContactJSON struct {
 	ID           string `json:"id"`
 	Email        string `json:"email"`
 	Phone        string `json:"phone"`
@@ -56,27 +57,15 @@ func (r *ghlReader) List(ctx context.Context, cursor string) ([]RemoteContact, s
 		body["page"] = 1
 	}
 	var out struct {
-		Contacts []ghlSearchContact `json:"contacts"`
-		Total    int                `json:"total"`
+		Contacts []ghlContactJSON `json:"contacts"`
+		Total    int              `json:"total"`
 	}
 	if err := r.c.send(ctx, "POST", "/contacts/search", nil, body, &out); err != nil {
 		return nil, "", err
 	}
 	page := make([]RemoteContact, 0, len(out.Contacts))
 	for _, c := range out.Contacts {
-		rc := RemoteContact{ID: c.ID, Email: c.Email, Phone: c.Phone, FirstName: c.FirstName, LastName: c.LastName, Company: c.CompanyName,
-			Values: map[string]string{"email": c.Email, "phone": c.Phone, "firstName": c.FirstName, "lastName": c.LastName, "companyName": c.CompanyName}}
-		rc.CreatedAt, _ = time.Parse(time.RFC3339, c.DateAdded)
-		for _, f := range c.CustomFields {
-			if f.Value == nil {
-				continue
-			}
-			v := crm.GHLCustomValue(f.Value)
-			rc.Values[f.ID] = v
-			for _, alias := range r.fieldAliases[f.ID] {
-				rc.Values[alias] = v
-			}
-		}
+		rc := r.remote(c)
 		if o, ok := r.opps[c.ID]; ok {
 			rc.Values[DealID], rc.Values[DealStage] = o.id, o.stage
 		}
@@ -91,6 +80,25 @@ func (r *ghlReader) List(ctx context.Context, cursor string) ([]RemoteContact, s
 		next = string(last)
 	}
 	return page, next, nil
+}
+
+// remote turns a GoHighLevel contact into a RemoteContact; custom field values are keyed by field id and
+// by every alias loadFields found for it.
+func (r *ghlReader) remote(c ghlContactJSON) RemoteContact {
+	rc := RemoteContact{ID: c.ID, Email: c.Email, Phone: c.Phone, FirstName: c.FirstName, LastName: c.LastName, Company: c.CompanyName,
+		Values: map[string]string{"email": c.Email, "phone": c.Phone, "firstName": c.FirstName, "lastName": c.LastName, "companyName": c.CompanyName}}
+	rc.CreatedAt, _ = time.Parse(time.RFC3339, c.DateAdded)
+	for _, f := range c.CustomFields {
+		if f.Value == nil {
+			continue
+		}
+		v := crm.GHLCustomValue(f.Value)
+		rc.Values[f.ID] = v
+		for _, alias := range r.fieldAliases[f.ID] {
+			rc.Values[alias] = v
+		}
+	}
+	return rc
 }
 
 // loadFields reads the location's custom fields once: id -> fieldKey, fieldKey without "contact.", name.

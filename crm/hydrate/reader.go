@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/leadgate/leadgate/crm"
 )
 
 // RemoteContact is a CRM contact as read for the import and the drift check. Values holds every field
@@ -232,18 +230,7 @@ type ghlReader struct {
 
 func (r *ghlReader) Get(ctx context.Context, id string) (RemoteContact, error) {
 	var out struct {
-		Contact struct {
-			ID           string `json:"id"`
-			Email        string `json:"email"`
-			Phone        string `json:"phone"`
-			FirstName    string `json:"firstName"`
-			LastName     string `json:"lastName"`
-			CompanyName  string `json:"companyName"`
-			CustomFields []struct {
-				ID    string `json:"id"`
-				Value any    `json:"value"`
-			} `json:"customFields"`
-		} `json:"contact"`
+		Contact ghlContactJSON `json:"contact"`
 	}
 	if err := r.c.getVersioned(ctx, "/contacts/"+url.PathEscape(id), &out); err != nil {
 		return RemoteContact{}, err
@@ -254,19 +241,7 @@ func (r *ghlReader) Get(ctx context.Context, id string) (RemoteContact, error) {
 			return RemoteContact{}, err
 		}
 	}
-	c := out.Contact
-	rc := RemoteContact{ID: c.ID, Email: c.Email, Phone: c.Phone, FirstName: c.FirstName, LastName: c.LastName, Company: c.CompanyName,
-		Values: map[string]string{"email": c.Email, "phone": c.Phone, "firstName": c.FirstName, "lastName": c.LastName, "companyName": c.CompanyName}}
-	for _, f := range c.CustomFields {
-		if f.Value != nil {
-			v := crm.GHLCustomValue(f.Value)
-			rc.Values[f.ID] = v
-			for _, alias := range r.fieldAliases[f.ID] {
-				rc.Values[alias] = v
-			}
-		}
-	}
-	return rc, nil
+	return r.remote(out.Contact), nil
 }
 
 // getVersioned is get with GoHighLevel's required Version header.
