@@ -22,24 +22,34 @@ type membershipJSON struct {
 // users and memberships, so a restriction on them would mean nothing.
 var errAdminUnrestricted = errors.New("admins are not restricted")
 
-// SetUserWorkspace restricts a non-admin user to a workspace with a role
-// there (or changes that role); audited in the workspace it concerns.
-func (u *UI) SetUserWorkspace(w http.ResponseWriter, r *http.Request) {
+// loadUser loads the user named by the {id} route parameter, answering 404 or 500 itself.
+func (u *UI) loadUser(w http.ResponseWriter, r *http.Request) (models.User, bool) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil {
 		u.NotFound(w, r)
-		return
+		return models.User{}, false
 	}
-	form := views.MemberForm{UserID: id, Workspace: r.PostFormValue("workspace"), Role: r.PostFormValue("role"), Errors: views.FieldErrors{}}
 	user, err := u.Store.UserGetAny(r.Context(), id)
 	if errors.Is(err, models.ErrNotFound) {
 		u.NotFound(w, r)
-		return
+		return user, false
 	}
 	if err != nil {
 		u.serverError(w, r, err)
+		return user, false
+	}
+	return user, true
+}
+
+// SetUserWorkspace restricts a non-admin user to a workspace with a role
+// there (or changes that role); audited in the workspace it concerns.
+func (u *UI) SetUserWorkspace(w http.ResponseWriter, r *http.Request) {
+	user, ok := u.loadUser(w, r)
+	if !ok {
 		return
 	}
+	id := user.ID
+	form := views.MemberForm{UserID: id, Workspace: r.PostFormValue("workspace"), Role: r.PostFormValue("role"), Errors: views.FieldErrors{}}
 	ws, err := u.Store.WorkspaceBySlug(r.Context(), form.Workspace)
 	switch {
 	case errors.Is(err, models.ErrNotFound) || (err == nil && ws.ArchivedAt != nil):
@@ -83,25 +93,16 @@ func (u *UI) SetUserWorkspace(w http.ResponseWriter, r *http.Request) {
 // RemoveUserWorkspace takes a workspace from a restricted user; removing the
 // last one lifts the restriction (the flash says so).
 func (u *UI) RemoveUserWorkspace(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
-	if err != nil {
-		u.NotFound(w, r)
+	user, ok := u.loadUser(w, r)
+	if !ok {
 		return
 	}
-	user, err := u.Store.UserGetAny(r.Context(), id)
-	if errors.Is(err, models.ErrNotFound) {
-		u.NotFound(w, r)
-		return
-	}
-	if err != nil {
-		u.serverError(w, r, err)
-		return
-	}
+	id := user.ID
 	ws, ok := u.loadAnyWorkspace(w, r)
 	if !ok {
 		return
 	}
-	err = u.Store.Tx(r.Context(), func(tx *models.Store) error {
+	err := u.Store.Tx(r.Context(), func(tx *models.Store) error {
 		cur, err := tx.WorkspaceMemberGet(r.Context(), id, ws.ID)
 		if err != nil {
 			return err
