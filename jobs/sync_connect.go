@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -173,47 +172,6 @@ func (c *Connector) sandboxAccount(d models.Destination) (*ratelimit.Limiter, er
 	}
 	return ratelimit.New(c.Redis, ratelimit.Config{Prefix: prefix + "crm-side:", Limit: d.Config.SandboxRateLimit,
 		Window: time.Second, Margin: -1})
-}
-
-// limitedTransport admits every request through the limiter, then sends it with its own timeout (the wait
-// for admission does not eat into it), counting calls and 429s.
-type limitedTransport struct {
-	base    http.RoundTripper
-	conn    *Conn
-	metrics *SyncMetrics
-}
-
-func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.conn.Limiter != nil {
-		if err := t.conn.Limiter.Wait(req.Context(), t.conn.Key); err != nil {
-			return nil, err
-		}
-	}
-	ctx, cancel := context.WithTimeout(req.Context(), requestTimeout)
-	t.conn.calls.Add(1)
-	resp, err := t.base.RoundTrip(req.WithContext(ctx))
-	if err != nil {
-		cancel()
-		t.metrics.call(t.conn, "error")
-		return nil, err
-	}
-	if resp.StatusCode == http.StatusTooManyRequests {
-		t.conn.rateLimited.Add(1)
-	}
-	t.metrics.call(t.conn, strconv.Itoa(resp.StatusCode))
-	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
-	return resp, nil
-}
-
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (c *cancelOnClose) Close() error {
-	err := c.ReadCloser.Close()
-	c.cancel()
-	return err
 }
 
 // limitedSandbox puts the sandbox's requests (one per Upsert or action) through leadgate's limiter too.

@@ -68,7 +68,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Leads: 10000, Mode: ModeBoth, Faults: slices.Clone(AllFaults), Seed: 1,
-		Rate: 400, CRMRPS: 5, Storm: 60 * time.Second, PostgresDowntime: 3 * time.Second, Drain: 2 * time.Hour,
+		Rate: 100, CRMRPS: 5, Storm: 60 * time.Second, PostgresDowntime: 3 * time.Second, Drain: 3 * time.Hour,
 		PostgresURL: "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
 		Workers:     20,
 	}

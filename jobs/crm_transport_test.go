@@ -1,0 +1,90 @@
+package jobs_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leadgate/leadgate/jobs"
+	"github.com/leadgate/leadgate/models"
+)
+
+// arrivals records when each request reached the CRM's handler.
+type arrivals struct {
+	mu    sync.Mutex
+	times []time.Time
+}
+
+func (a *arrivals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	a.times = append(a.times, time.Now())
+	a.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"contacts":[],"meta":{"total":"0"}}`))
+}
+
+// maxIn is the most arrivals inside any window of length w.
+func (a *arrivals) maxIn(w time.Duration) int {
+	a.mu.Lock()
+	ts := append([]time.Time(nil), a.times...)
+	a.mu.Unlock()
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	best := 0
+	for i := range ts {
+		n := 0
+		for j := i; j < len(ts) && ts[j].Sub(ts[i]) < w; j++ {
+			n++
+		}
+		best = max(best, n)
+	}
+	return best
+}
+
+// A request is admitted once it holds a connection, not before: a slow dial (or TLS handshake) after
+// admission would land a request admitted early next to ones admitted after it, and the CRM would count
+// limit+1 in one of its windows.
+func TestCRMRequestsAreAdmittedAfterTheConnectionIsReady(t *testing.T) {
+	env := newSyncEnv(t)
+	crmSide := &arrivals{}
+	srv := httptest.NewServer(crmSide)
+	t.Cleanup(srv.Close)
+
+	var dials atomic.Int64
+	var dialer net.Dialer
+	transport := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == 1 {
+			time.Sleep(time.Second) // the first connection is slow to open
+		}
+		return dialer.DialContext(ctx, network, addr)
+	}}
+	t.Cleanup(transport.CloseIdleConnections)
+	connector := &jobs.Connector{Store: env.store, Box: env.box, Redis: env.rdb, Prefix: "test-admission:", Transport: transport}
+	dest := env.addDestination(models.Destination{Kind: "activecampaign", BaseURL: srv.URL, RateLimitRPS: 2}, "ac-token")
+	conn, err := connector.Connect(env.ctx, dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const requests = 6
+	errs := make(chan error, requests)
+	for range requests {
+		go func() { errs <- conn.Dest.TestConnection(env.ctx) }()
+	}
+	for range requests {
+		if err := <-errs; err != nil {
+			t.Fatalf("request through the limiter: %v", err)
+		}
+	}
+	if got := crmSide.maxIn(time.Second); got > 2 {
+		t.Fatalf("the CRM saw %d requests within one second, limit 2", got)
+	}
+	if got := len(crmSide.times); got != requests {
+		t.Fatalf("the CRM saw %d requests, want %d", got, requests)
+	}
+}
