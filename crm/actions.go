@@ -36,9 +36,32 @@ type ActionRunner interface {
 	RunAction(ctx context.Context, remoteID string, a Action) error
 }
 
-// TaskMarker is the line put into a created task's body; a retry that finds it on one of the contact's
-// tasks does not create a second one.
+// TaskMarker is the line put into a created task's body (and into the note leadgate leaves after a
+// GoHighLevel workflow enrolment); a retry that finds it on one of the contact's tasks (notes) does not
+// create a second one.
 func TaskMarker(stableID string) string { return "leadgate side effect " + stableID }
+
+// hasMarker reports whether text carries stableID's marker as a whole token: the marker of "s1" must not
+// match inside the marker of "s10", so the character after it may not continue an id.
+func hasMarker(text, stableID string) bool {
+	marker := TaskMarker(stableID)
+	for i := strings.Index(text, marker); i >= 0; {
+		end := i + len(marker)
+		if end == len(text) || !isIDChar(text[end]) {
+			return true
+		}
+		next := strings.Index(text[end:], marker)
+		if next < 0 {
+			return false
+		}
+		i = end + next
+	}
+	return false
+}
+
+func isIDChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_:.", c) >= 0
+}
 
 // unsupportedAction is the error for an action the CRM cannot run.
 func unsupportedAction(kind, name string, supported ...string) error {

@@ -2,18 +2,29 @@ package crmfake
 
 import (
 	"net/http"
+	"strconv"
 )
 
-// The GoHighLevel v2 contact endpoints native side effects use (tags are in gohighlevel_handlers.go).
+// The GoHighLevel v2 contact endpoints native side effects use (GoHighLevel/highlevel-api-docs
+// apps/contacts.json). Adding tags, adding a note and reading the contact are in gohighlevel_handlers.go.
 func (f *GoHighLevel) routeActions(mux *http.ServeMux) {
 	mux.HandleFunc("POST /contacts/{id}/workflow/{workflowId}", f.addToWorkflow)
+	mux.HandleFunc("GET /contacts/{id}/notes", f.listNotes)
 	mux.HandleFunc("GET /contacts/{id}/tasks", f.listTasks)
 	mux.HandleFunc("POST /contacts/{id}/tasks", f.createTask)
 }
 
-// POST /contacts/{id}/workflow/{workflowId} {"eventStartTime"?}: 200 {"succeded":true}; an unknown contact
-// is 404. A contact already in the workflow stays in it once.
+// POST /contacts/{id}/workflow/{workflowId} CreateWorkflowDto {"eventStartTime"?} (a JSON body is required,
+// the field is not): 200 {"succeded":true}; an unknown contact is 404. The reference does not say that a
+// contact already in the workflow is left alone, so every accepted request is an enrolment (Enrolments
+// lists repeats): the adapter must not send a second one.
 func (f *GoHighLevel) addToWorkflow(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		EventStartTime string `json:"eventStartTime"`
+	}
+	if !decode(w, r, &in, ghlBad) {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id := r.PathValue("id")
@@ -21,11 +32,30 @@ func (f *GoHighLevel) addToWorkflow(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"statusCode": 404, "message": "Contact not found"})
 		return
 	}
-	f.acts.enrol(id, r.PathValue("workflowId"))
+	f.acts.enrolAgain(id, r.PathValue("workflowId"))
 	writeJSON(w, http.StatusOK, map[string]any{"succeded": true})
 }
 
-// GET /contacts/{id}/tasks: {"tasks":[{"id","title","body","dueDate","completed","contactId"}]}.
+// GET /contacts/{id}/notes: {"notes":[{"id","body","userId","dateAdded","contactId"}]}, oldest first. The
+// fake keeps no note ids, so they are numbered per contact.
+func (f *GoHighLevel) listNotes(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := r.PathValue("id")
+	c := f.contacts[id]
+	if c == nil {
+		writeJSON(w, http.StatusNotFound, map[string]any{"statusCode": 404, "message": "Contact not found"})
+		return
+	}
+	out := []any{}
+	for i, body := range c.Notes {
+		out = append(out, map[string]any{"id": id + "-note-" + strconv.Itoa(i+1), "body": body, "contactId": id})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"notes": out})
+}
+
+// GET /contacts/{id}/tasks: {"tasks":[{"id","title","body","assignedTo","dueDate","completed","contactId"}]}
+// (not paged in the reference).
 func (f *GoHighLevel) listTasks(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -41,8 +71,8 @@ func (f *GoHighLevel) listTasks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"tasks": out})
 }
 
-// POST /contacts/{id}/tasks {"title","body","dueDate","completed"}: 201 {"task":{...}}; title and dueDate
-// are required (422).
+// POST /contacts/{id}/tasks CreateTaskParams {"title","body","dueDate","completed","assignedTo"}: 201
+// {"task":{...}}; title, dueDate and completed are required (422).
 func (f *GoHighLevel) createTask(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Title     string `json:"title"`
