@@ -141,7 +141,9 @@ func (a *activeCampaign) applyTags(ctx context.Context, contactID string, c Cont
 	return nil
 }
 
-// tagID finds a tag by exact name (the search is a "contains" match) or creates it; ids are cached.
+// tagID finds a tag by exact name or creates it; ids are cached. The lookup uses the documented exact
+// filter (filters[search][eq]): a "contains" search returns a page of near names, and an account with
+// more than a page of them (sql-1, sql-2, …) would hide the exact one and get a second tag of that name.
 func (a *activeCampaign) tagID(ctx context.Context, name string, calls *int) (string, error) {
 	a.mu.Lock()
 	id, ok := a.tagIDs[name]
@@ -155,7 +157,7 @@ func (a *activeCampaign) tagID(ctx context.Context, name string, calls *int) (st
 			Tag string     `json:"tag"`
 		} `json:"tags"`
 	}
-	q := url.Values{"search": {name}, "limit": {"100"}}
+	q := url.Values{"filters[search][eq]": {name}, "limit": {"100"}}
 	if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/tags", query: q, out: &found}, calls); err != nil {
 		return "", err
 	}

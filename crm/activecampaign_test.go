@@ -3,6 +3,7 @@ package crm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -390,5 +391,25 @@ func TestDestinationsAreSafeForConcurrentUse(t *testing.T) {
 	}
 	if n, dup := len(fake.Contacts()), fake.DuplicateEmails(); n != 8 || dup != 0 {
 		t.Errorf("contacts %d duplicates %d, want 8 and 0", n, dup)
+	}
+}
+
+// The tag is looked up by its exact name: an account with more than a page of tags containing it
+// (sql-1 … sql-150) must not get a second "sql" tag.
+func TestActiveCampaignFindsATagByExactNameAmongMany(t *testing.T) {
+	fake, d := newAC(t, crmfake.ACOptions{})
+	for i := 1; i <= 150; i++ {
+		fake.AddTag(fmt.Sprintf("webinar-%d", i))
+	}
+	want := fake.AddTag("webinar")
+	mustOK(t, upsertOne(t, d, jane()))
+	for _, r := range fake.Requests() {
+		if r.Method == http.MethodPost && r.Path == "/api/3/tags" {
+			t.Fatalf("created a second tag named webinar; the account already had id %s", want)
+		}
+	}
+	c, _ := fake.Contact("jane@example.com")
+	if len(c.Tags) != 1 || c.Tags[0] != "webinar" {
+		t.Fatalf("contact tags %v, want [webinar]", c.Tags)
 	}
 }

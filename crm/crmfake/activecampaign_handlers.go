@@ -215,17 +215,34 @@ func (f *ActiveCampaign) createField(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"field": map[string]any{"id": in.Field.ID, "title": in.Field.Title, "perstag": in.Field.Perstag}})
 }
 
+// listTags serves GET /tags: `search` is a "contains" match and `filters[search][eq]` an exact one
+// (case-insensitive, like the account's collation), paged by limit (default 20, at most 100) and offset.
 func (f *ActiveCampaign) listTags(w http.ResponseWriter, r *http.Request) {
-	search := strings.ToLower(r.URL.Query().Get("search"))
+	q := r.URL.Query()
+	search := strings.ToLower(q.Get("search"))
+	eq, exact := q["filters[search][eq]"]
 	f.mu.Lock()
 	var out []map[string]any
 	for _, id := range sortedKeys(f.tags) {
-		if strings.Contains(strings.ToLower(f.tags[id]), search) {
-			out = append(out, map[string]any{"id": id, "tag": f.tags[id], "tagType": "contact"})
+		name := strings.ToLower(f.tags[id])
+		if exact && name != strings.ToLower(eq[0]) || !strings.Contains(name, search) {
+			continue
 		}
+		out = append(out, map[string]any{"id": id, "tag": f.tags[id], "tagType": "contact"})
 	}
 	f.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"tags": nonNil(out), "meta": map[string]any{"total": strconv.Itoa(len(out))}})
+	total := len(out)
+	out = page(out, q.Get("limit"), q.Get("offset"))
+	writeJSON(w, http.StatusOK, map[string]any{"tags": nonNil(out), "meta": map[string]any{"total": strconv.Itoa(total)}})
+}
+
+// AddTag creates a tag in the account (as a person would in the UI) and returns its id.
+func (f *ActiveCampaign) AddTag(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.newID()
+	f.tags[id] = name
+	return id
 }
 
 func (f *ActiveCampaign) createTag(w http.ResponseWriter, r *http.Request) {
