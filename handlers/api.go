@@ -41,8 +41,8 @@ func (a *API) LoadWorkspace(next http.Handler) http.Handler {
 			serverError(a.Log, w, r, err)
 			return
 		}
-		// A signed-in user restricted to other workspaces is refused; API
-		// tokens are not restricted (their role applies everywhere).
+		// A signed-in user or a scoped token limited to other workspaces is
+		// refused; an unscoped token's role applies everywhere.
 		ctx, allowed, err := enterWorkspace(r.Context(), a.Store, ws)
 		if err != nil {
 			serverError(a.Log, w, r, err)

@@ -208,9 +208,24 @@ func (a *API) ListAudit(w http.ResponseWriter, r *http.Request) {
 		serverError(a.Log, w, r, err)
 		return
 	}
-	last := ""
-	if len(list) > 0 {
-		last = strconv.FormatInt(list[len(list)-1].ID, 10)
+	// A caller limited to some workspaces (a scoped token, a client login) does
+	// not see the instance-wide history: other clients' users and tokens.
+	restricted, err := isRestricted(r, a.Store)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"audit": list, "next_cursor": nextCursor(len(list), page.Limit, last)})
+	last, shown := "", list
+	if len(list) > 0 {
+		last = strconv.FormatInt(list[len(list)-1].ID, 10) // the cursor follows the unfiltered page
+	}
+	if restricted {
+		shown = make([]models.AuditEntry, 0, len(list))
+		for _, e := range list {
+			if e.WorkspaceID != nil {
+				shown = append(shown, e)
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"audit": shown, "next_cursor": nextCursor(len(list), page.Limit, last)})
 }

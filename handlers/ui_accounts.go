@@ -27,37 +27,69 @@ func (u *UI) tokensPage(w http.ResponseWriter, r *http.Request, status int, v vi
 		u.serverError(w, r, err)
 		return
 	}
+	scopes, err := u.Store.TokenWorkspaces(r.Context())
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	spaces, err := u.Store.WorkspaceList(r.Context(), false)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	for _, ws := range spaces {
+		v.Workspaces = append(v.Workspaces, views.Option{Value: ws.Slug, Label: ws.Name})
+	}
 	v.Now = u.now()
 	for _, t := range list {
 		v.Rows = append(v.Rows, views.TokenRow{ID: t.ID, Name: t.Name, Role: t.Role, Prefix: t.Prefix, CreatedAt: t.CreatedAt,
-			LastUsedAt: t.LastUsedAt, Revoked: t.RevokedAt != nil})
+			LastUsedAt: t.LastUsedAt, Revoked: t.RevokedAt != nil, Workspaces: models.TokenWorkspaceSlugs(scopes[t.ID])})
 	}
 	u.page(w, r, status, views.NavTokens, "API tokens", func(m views.PageMeta) templ.Component { return views.TokensPage(m, v) })
 }
 
-// CreateToken mints a token and shows it once.
+// CreateToken mints a token, limited to the ticked workspaces if any, and shows it once.
 func (u *UI) CreateToken(w http.ResponseWriter, r *http.Request) {
 	name, role := strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("role")
-	v := views.TokensView{Name: name, Role: role, Errors: views.FieldErrors{}}
+	v := views.TokensView{Name: name, Role: role, Scope: map[string]bool{}, Errors: views.FieldErrors{}}
+	for _, slug := range r.PostForm["workspace"] {
+		v.Scope[slug] = true
+	}
 	if name == "" || len(name) > 100 {
 		v.Errors["name"] = "Give the token a name of 1-100 characters saying who uses it."
 	}
 	if !models.ValidRole(role) {
 		v.Errors["role"] = "Choose viewer, editor or admin."
 	}
+	spaces, err := u.Store.TokenScopeWorkspaces(r.Context(), r.PostForm["workspace"])
+	var scopeErr *models.ScopeError
+	switch {
+	case errors.As(err, &scopeErr):
+		v.Errors["workspace"] = "Choose active workspaces only (" + scopeErr.Error() + ")."
+	case err != nil:
+		u.serverError(w, r, err)
+		return
+	}
 	if v.Errors.Any() {
 		u.tokensPage(w, r, http.StatusUnprocessableEntity, v)
 		return
 	}
+	ids, slugs := make([]int64, len(spaces)), make([]string, len(spaces))
+	for i, ws := range spaces {
+		ids[i], slugs[i] = ws.ID, ws.Slug
+	}
 	var plain string
-	err := u.Store.Tx(r.Context(), func(tx *models.Store) error {
-		tok, p, err := tx.TokenCreate(r.Context(), name, role)
+	err = u.Store.Tx(r.Context(), func(tx *models.Store) error {
+		tok, p, err := tx.TokenCreate(r.Context(), name, role, ids...)
 		if err != nil {
 			return err
 		}
 		plain = p
-		return auditUI(r.Context(), tx, r, 0, "token.create", "api_token", strconv.FormatInt(tok.ID, 10), nil,
-			map[string]any{"name": tok.Name, "role": tok.Role, "prefix": tok.Prefix})
+		after := map[string]any{"name": tok.Name, "role": tok.Role, "prefix": tok.Prefix}
+		if len(slugs) > 0 {
+			after["workspaces"] = slugs
+		}
+		return auditUI(r.Context(), tx, r, 0, "token.create", "api_token", strconv.FormatInt(tok.ID, 10), nil, after)
 	})
 	if err != nil {
 		u.serverError(w, r, err)
@@ -78,11 +110,19 @@ func (u *UI) RevokeToken(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
+		scope, err := tx.TokenWorkspaces(r.Context(), id)
+		if err != nil {
+			return err
+		}
 		if err := tx.TokenRevoke(r.Context(), id); err != nil {
 			return err
 		}
-		return auditUI(r.Context(), tx, r, 0, "token.revoke", "api_token", strconv.FormatInt(id, 10),
-			map[string]any{"name": tok.Name, "role": tok.Role, "revoked": false}, map[string]any{"name": tok.Name, "role": tok.Role, "revoked": true})
+		before := map[string]any{"name": tok.Name, "role": tok.Role, "revoked": false}
+		after := map[string]any{"name": tok.Name, "role": tok.Role, "revoked": true}
+		if slugs := models.TokenWorkspaceSlugs(scope[id]); len(slugs) > 0 {
+			before["workspaces"], after["workspaces"] = slugs, slugs
+		}
+		return auditUI(r.Context(), tx, r, 0, "token.revoke", "api_token", strconv.FormatInt(id, 10), before, after)
 	})
 	if errors.Is(err, models.ErrNotFound) {
 		u.NotFound(w, r)

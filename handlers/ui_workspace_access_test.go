@@ -240,7 +240,8 @@ func TestRestrictedUserSeesNoInstanceHistory(t *testing.T) {
 }
 
 // The JSON API's workspace routes refuse a signed-in user restricted to other
-// workspaces, and list only theirs; API tokens are never restricted.
+// workspaces, and list only theirs; a token without a workspace scope is not
+// restricted (scoped tokens: api_token_scope_test.go).
 func TestAPIWorkspaceAccessForUsers(t *testing.T) {
 	e := newRestrictedEnv(t)
 	api := &handlers.API{Store: e.store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}

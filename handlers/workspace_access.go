@@ -10,20 +10,24 @@ import (
 
 // Per-workspace access (docs/security.md): a signed-in user with workspace
 // memberships may open only those workspaces and acts there with the
-// membership's role; a user without memberships, a global admin, an API
-// token and the system act everywhere with their own role. Instance-wide
-// actions (users, tokens, queues, creating workspaces) always check the
-// global role.
+// membership's role; an API token limited to some workspaces opens only
+// those, with its own role; a user without memberships, a global admin, an
+// unscoped token and the system act everywhere with their own role.
+// Instance-wide actions (users, tokens, queues, creating workspaces) always
+// check the global role, and are refused to anyone restricted (InstanceWide).
 
 // globalRoleKey keeps the principal's global role once a workspace's role replaced it.
 type globalRoleKey struct{}
 
-// workspaceAccess loads where the caller may act; only users can be restricted.
+// workspaceAccess loads where the caller may act; users and tokens can be restricted.
 func workspaceAccess(ctx context.Context, st *models.Store, p principal.Principal) (models.WorkspaceAccess, error) {
-	if p.Kind != "user" {
-		return models.WorkspaceAccess{Global: p.Role}, nil
+	switch p.Kind {
+	case "user":
+		return st.UserWorkspaceAccess(ctx, p.ID, globalRoleOf(ctx, p))
+	case "token":
+		return st.TokenWorkspaceAccess(ctx, p.ID, globalRoleOf(ctx, p))
 	}
-	return st.UserWorkspaceAccess(ctx, p.ID, globalRoleOf(ctx, p))
+	return models.WorkspaceAccess{Global: p.Role}, nil
 }
 
 // enterWorkspace returns ctx whose principal carries its role in ws, or
@@ -81,7 +85,7 @@ func isGlobalAdmin(r *http.Request) bool {
 	return globalRoleOf(r.Context(), p) == models.RoleAdmin
 }
 
-// isRestricted reports whether the caller is a user limited to some workspaces.
+// isRestricted reports whether the caller (a user or a token) is limited to some workspaces.
 func isRestricted(r *http.Request, st *models.Store) (bool, error) {
 	p, ok := principal.From(r.Context())
 	if !ok {
@@ -89,4 +93,23 @@ func isRestricted(r *http.Request, st *models.Store) (bool, error) {
 	}
 	access, err := workspaceAccess(r.Context(), st, p)
 	return access.Restricted, err
+}
+
+// InstanceWide guards the admin API's instance-wide actions (creating
+// workspaces; users, tokens and instance settings as they are added): a
+// caller limited to some workspaces gets a JSON 403, since these would reach
+// beyond its workspaces or let it widen itself.
+func (a *API) InstanceWide(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		restricted, err := isRestricted(r, a.Store)
+		if err != nil {
+			serverError(a.Log, w, r, err)
+			return
+		}
+		if restricted {
+			writeError(w, http.StatusForbidden, "", "limited to some workspaces: instance-wide actions need a token without a workspace scope")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

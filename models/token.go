@@ -43,8 +43,10 @@ type APIToken struct {
 // tokenPrefix marks leadgate tokens so secret scanners and humans recognise them.
 const tokenPrefix = "lgt_"
 
-// TokenCreate mints a token and returns its plaintext (shown once).
-func (s *Store) TokenCreate(ctx context.Context, name, role string) (APIToken, string, error) {
+// TokenCreate mints a token and returns its plaintext (shown once). With
+// workspaceIDs the token is limited to those workspaces (TokenScopeWorkspaces
+// resolves and checks them); without, it reaches every workspace.
+func (s *Store) TokenCreate(ctx context.Context, name, role string, workspaceIDs ...int64) (APIToken, string, error) {
 	if !ValidRole(role) {
 		return APIToken{}, "", fmt.Errorf("models: role %q is not admin, editor or viewer", role)
 	}
@@ -54,8 +56,15 @@ func (s *Store) TokenCreate(ctx context.Context, name, role string) (APIToken, s
 	}
 	plain := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
 	t := APIToken{Name: name, Role: role, TokenHash: hashToken(plain), Prefix: plain[:10]}
-	if err := s.db.WithContext(ctx).Select("Name", "Role", "TokenHash", "Prefix").Create(&t).Error; err != nil {
-		return APIToken{}, "", fmt.Errorf("models: create token: %w", err)
+	// One transaction: a token whose scope rows failed to insert would reach every workspace.
+	err := s.Tx(ctx, func(tx *Store) error {
+		if err := tx.db.WithContext(ctx).Select("Name", "Role", "TokenHash", "Prefix").Create(&t).Error; err != nil {
+			return fmt.Errorf("models: create token: %w", err)
+		}
+		return tx.tokenScopeInsert(ctx, t.ID, workspaceIDs)
+	})
+	if err != nil {
+		return APIToken{}, "", err
 	}
 	return t, plain, nil
 }

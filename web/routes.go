@@ -48,8 +48,12 @@ func Routes(d Deps) http.Handler {
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(middleware.Timeout(30 * time.Second))
 		r.Use(RequireToken(d.Store, d.Log))
-		r.Get("/workspaces", d.API.ListWorkspaces)
-		r.With(RequireRole(models.RoleAdmin)).Post("/workspaces", d.API.CreateWorkspace)
+		r.Get("/workspaces", d.API.ListWorkspaces) // lists only what the caller may open
+		r.Group(func(r chi.Router) {
+			// Instance-wide actions: never for a token limited to some workspaces.
+			r.Use(d.API.InstanceWide)
+			r.With(RequireRole(models.RoleAdmin)).Post("/workspaces", d.API.CreateWorkspace)
+		})
 		r.Route("/workspaces/{ws}", func(r chi.Router) {
 			r.Use(d.API.LoadWorkspace)
 			editor := RequireRole(models.RoleEditor)

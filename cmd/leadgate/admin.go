@@ -59,6 +59,11 @@ func cmdToken(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fs.SetOutput(stderr)
 		name := fs.String("name", "", "a name saying who uses the token")
 		role := fs.String("role", models.RoleViewer, "admin, editor or viewer")
+		var scope slugList
+		fs.Var(&scope, "workspace", "limit the token to the workspace `SLUG`; repeat the flag or separate slugs\n"+
+			"with commas for several (--workspace acme --workspace beta, or --workspace acme,beta).\n"+
+			"Without it the token reaches every workspace. A limited token cannot create workspaces\n"+
+			"or do other instance-wide actions.")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
@@ -68,29 +73,33 @@ func cmdToken(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		if !models.ValidRole(*role) {
 			return fmt.Errorf("token create: --role %q must be admin, editor or viewer", *role)
 		}
-		tok, plain, err := store.TokenCreate(ctx, *name, *role)
+		spaces, err := tokenScope(ctx, store, scope)
 		if err != nil {
 			return err
 		}
-		if err := store.AuditRecord(ctx, models.Audit{Actor: "cli", Action: "token.create", SubjectType: "api_token",
-			SubjectID: strconv.FormatInt(tok.ID, 10), After: map[string]any{"name": tok.Name, "role": tok.Role}}); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "created token %d (%s, %s); it is shown only once:\n%s\n", tok.ID, tok.Name, tok.Role, plain)
-		return nil
+		return tokenCreate(ctx, store, stdout, *name, *role, spaces)
 	case "list":
 		list, err := store.TokenList(ctx)
 		if err != nil {
 			return err
 		}
+		scopes, err := store.TokenWorkspaces(ctx)
+		if err != nil {
+			return err
+		}
+		// WORKSPACES comes last so the columns scripts already read keep their places.
 		w := bufio.NewWriter(stdout)
-		fmt.Fprintf(w, "%-6s %-24s %-7s %-12s %-20s %s\n", "ID", "NAME", "ROLE", "PREFIX", "CREATED", "STATUS")
+		fmt.Fprintf(w, "%-6s %-24s %-7s %-12s %-20s %-18s %s\n", "ID", "NAME", "ROLE", "PREFIX", "CREATED", "STATUS", "WORKSPACES")
 		for _, t := range list {
 			status := "active"
 			if t.RevokedAt != nil {
 				status = "revoked " + t.RevokedAt.Format("2006-01-02")
 			}
-			fmt.Fprintf(w, "%-6d %-24s %-7s %-12s %-20s %s\n", t.ID, t.Name, t.Role, t.Prefix+"…", t.CreatedAt.Format("2006-01-02 15:04"), status)
+			where := "all"
+			if slugs := models.TokenWorkspaceSlugs(scopes[t.ID]); len(slugs) > 0 {
+				where = strings.Join(slugs, ",")
+			}
+			fmt.Fprintf(w, "%-6d %-24s %-7s %-12s %-20s %-18s %s\n", t.ID, t.Name, t.Role, t.Prefix+"…", t.CreatedAt.Format("2006-01-02 15:04"), status, where)
 		}
 		return w.Flush()
 	case "revoke":
@@ -114,6 +123,70 @@ func cmdToken(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return nil
 	}
 	return fmt.Errorf("token: unknown subcommand %q", args[0])
+}
+
+// slugList is a repeatable flag whose values may also be comma-separated.
+type slugList []string
+
+func (l *slugList) String() string { return strings.Join(*l, ",") }
+
+func (l *slugList) Set(v string) error {
+	*l = append(*l, strings.Split(v, ",")...)
+	return nil
+}
+
+// tokenScope resolves --workspace slugs before anything is created; an
+// unknown or archived one is an error naming the workspaces there are.
+func tokenScope(ctx context.Context, store *models.Store, slugs []string) ([]models.Workspace, error) {
+	spaces, err := store.TokenScopeWorkspaces(ctx, slugs)
+	var scopeErr *models.ScopeError
+	if !errors.As(err, &scopeErr) {
+		return spaces, err
+	}
+	if scopeErr.Slug == "" {
+		return nil, errors.New("token create: --workspace: empty workspace slug")
+	}
+	list, listErr := store.WorkspaceList(ctx, false)
+	if listErr != nil {
+		return nil, fmt.Errorf("token create: --workspace: %w", scopeErr)
+	}
+	known := make([]string, len(list))
+	for i, ws := range list {
+		known[i] = ws.Slug
+	}
+	return nil, fmt.Errorf("token create: --workspace: %w (active workspaces: %s); no token created", scopeErr, strings.Join(known, ", "))
+}
+
+// tokenCreate mints the token and audits it, with its scope, in one transaction.
+func tokenCreate(ctx context.Context, store *models.Store, stdout io.Writer, name, role string, spaces []models.Workspace) error {
+	ids, slugs := make([]int64, len(spaces)), make([]string, len(spaces))
+	for i, ws := range spaces {
+		ids[i], slugs[i] = ws.ID, ws.Slug
+	}
+	var tok models.APIToken
+	var plain string
+	err := store.Tx(ctx, func(tx *models.Store) error {
+		var err error
+		if tok, plain, err = tx.TokenCreate(ctx, name, role, ids...); err != nil {
+			return err
+		}
+		after := map[string]any{"name": tok.Name, "role": tok.Role}
+		if len(slugs) > 0 {
+			after["workspaces"] = slugs
+		}
+		return tx.AuditRecord(ctx, models.Audit{Actor: "cli", Action: "token.create", SubjectType: "api_token",
+			SubjectID: strconv.FormatInt(tok.ID, 10), After: after})
+	})
+	if err != nil {
+		return err
+	}
+	// An unscoped token's line stays as it always was, for scripts that read it.
+	where := ""
+	if len(slugs) > 0 {
+		where = ", limited to " + strings.Join(slugs, ", ")
+	}
+	fmt.Fprintf(stdout, "created token %d (%s, %s%s); it is shown only once:\n%s\n", tok.ID, tok.Name, tok.Role, where, plain)
+	return nil
 }
 
 func cmdUser(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {

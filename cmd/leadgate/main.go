@@ -16,7 +16,9 @@ const usage = `leadgate — CRM webhook middleware
 usage:
   leadgate serve [--role all|web|worker|scheduler]   apply migrations, then serve
   leadgate migrate                                   apply migrations and exit
-  leadgate token create --name NAME --role ROLE      print a new API token (last line)
+  leadgate token create --name NAME --role ROLE [--workspace SLUG]...
+                                                     print a new API token (last line); --workspace
+                                                     (repeatable or comma-separated) limits it to those workspaces
   leadgate token list | token revoke ID
   leadgate user add --email EMAIL --role ROLE --password-stdin
   leadgate loadgen [flags]                           drive signed webhook traffic and report latency
