@@ -33,7 +33,10 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	ctx, cancel := context.WithCancelCause(req.Context())
 	adm := &admission{conn: t.conn, ctx: ctx, cancel: cancel}
 	if _, onConn := t.base.(*http.Transport); onConn && t.conn.Limiter != nil {
-		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { adm.admit() }})
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			GotConn:      func(httptrace.GotConnInfo) { adm.admit() },
+			WroteHeaders: func() { t.metrics.admittedToWire(t.conn.Kind, adm.sinceAdmitted()) },
+		})
 	} else if adm.admit(); adm.failed() != nil {
 		cancel(nil)
 		return nil, adm.failed()
@@ -67,10 +70,11 @@ type admission struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mu      sync.Mutex
-	err     error
-	timer   *time.Timer
-	counted bool
+	mu       sync.Mutex
+	err      error
+	timer    *time.Timer
+	counted  bool
+	admitted time.Time // the latest admission
 }
 
 // admit waits for the limiter (when there is one), then starts the request timeout and counts the call.
@@ -87,6 +91,7 @@ func (a *admission) admit() {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.admitted = time.Now()
 	if a.timer == nil {
 		a.timer = time.AfterFunc(requestTimeout, func() { a.cancel(errRequestTimeout) })
 	}
@@ -94,6 +99,13 @@ func (a *admission) admit() {
 		a.counted = true
 		a.conn.calls.Add(1)
 	}
+}
+
+// sinceAdmitted is how long ago the latest admission was.
+func (a *admission) sinceAdmitted() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return time.Since(a.admitted)
 }
 
 // failed is the limiter error that ended the request, if any.

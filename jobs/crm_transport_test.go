@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/leadgate/leadgate/jobs"
 	"github.com/leadgate/leadgate/models"
 )
@@ -64,7 +66,9 @@ func TestCRMRequestsAreAdmittedAfterTheConnectionIsReady(t *testing.T) {
 		return dialer.DialContext(ctx, network, addr)
 	}}
 	t.Cleanup(transport.CloseIdleConnections)
-	connector := &jobs.Connector{Store: env.store, Box: env.box, Redis: env.rdb, Prefix: "test-admission:", Transport: transport}
+	reg := prometheus.NewRegistry()
+	connector := &jobs.Connector{Store: env.store, Box: env.box, Redis: env.rdb, Prefix: "test-admission:", Transport: transport,
+		Metrics: jobs.NewSyncMetrics(reg, nil)}
 	dest := env.addDestination(models.Destination{Kind: "activecampaign", BaseURL: srv.URL, RateLimitRPS: 2}, "ac-token")
 	conn, err := connector.Connect(env.ctx, dest)
 	if err != nil {
@@ -86,5 +90,21 @@ func TestCRMRequestsAreAdmittedAfterTheConnectionIsReady(t *testing.T) {
 	}
 	if got := len(crmSide.times); got != requests {
 		t.Fatalf("the CRM saw %d requests, want %d", got, requests)
+	}
+	// Every request's delay from admission to the wire is observed, for operators to compare with the margin.
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var observed uint64
+	for _, f := range families {
+		if f.GetName() == "leadgate_crm_admission_to_wire_seconds" {
+			for _, m := range f.GetMetric() {
+				observed += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	if observed != requests {
+		t.Fatalf("admission-to-wire observations = %d, want %d", observed, requests)
 	}
 }

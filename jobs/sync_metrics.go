@@ -20,6 +20,7 @@ type SyncMetrics struct {
 	delivered *prometheus.CounterVec
 	lag       *prometheus.HistogramVec
 	sideFx    *prometheus.CounterVec
+	toWire    *prometheus.HistogramVec
 }
 
 // NewSyncMetrics registers the sync series on reg; store feeds the queue gauges (nil: no gauges).
@@ -38,8 +39,13 @@ func NewSyncMetrics(reg prometheus.Registerer, store *models.Store) *SyncMetrics
 			Buckets: []float64{0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800, 7200}}, []string{"kind"}),
 		sideFx: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leadgate_side_effects_total",
 			Help: "Side effects handled, by outcome (sent, skipped, retry, dead)."}, []string{"outcome"}),
+		// The limiter's margin (250 ms at 1 s windows) absorbs the delay between admission and the
+		// request leaving; a p99 near it means the host is too loaded for the CRM's count to hold.
+		toWire: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "leadgate_crm_admission_to_wire_seconds",
+			Help:    "Time from the rate limiter admitting a CRM request to the request being written, by destination kind.",
+			Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}}, []string{"kind"}),
 	}
-	reg.MustRegister(m.calls, m.limited, m.failures, m.delivered, m.lag, m.sideFx)
+	reg.MustRegister(m.calls, m.limited, m.failures, m.delivered, m.lag, m.sideFx, m.toWire)
 	if store != nil {
 		reg.MustRegister(&queueCollector{store: store})
 	}
@@ -54,6 +60,12 @@ func (m *SyncMetrics) call(c *Conn, code string) {
 	m.calls.WithLabelValues(dest, c.Kind, code).Inc()
 	if code == "429" {
 		m.limited.WithLabelValues(dest).Inc()
+	}
+}
+
+func (m *SyncMetrics) admittedToWire(kind string, d time.Duration) {
+	if m != nil {
+		m.toWire.WithLabelValues(kind).Observe(d.Seconds())
 	}
 }
 
