@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -32,13 +33,9 @@ func (u *UI) tokensPage(w http.ResponseWriter, r *http.Request, status int, v vi
 		u.serverError(w, r, err)
 		return
 	}
-	spaces, err := u.Store.WorkspaceList(r.Context(), false)
-	if err != nil {
+	if v.Workspaces, err = u.workspaceOptions(r.Context()); err != nil {
 		u.serverError(w, r, err)
 		return
-	}
-	for _, ws := range spaces {
-		v.Workspaces = append(v.Workspaces, views.Option{Value: ws.Slug, Label: ws.Name})
 	}
 	v.Now = u.now()
 	for _, t := range list {
@@ -155,13 +152,9 @@ func (u *UI) usersPage(w http.ResponseWriter, r *http.Request, status int, v vie
 	for _, ms := range members {
 		byUser[ms.UserID] = append(byUser[ms.UserID], views.MembershipRow{Slug: ms.Slug, Name: ms.Name, Role: ms.Role, Archived: ms.Archived})
 	}
-	spaces, err := u.Store.WorkspaceList(r.Context(), false)
-	if err != nil {
+	if v.Workspaces, err = u.workspaceOptions(r.Context()); err != nil {
 		u.serverError(w, r, err)
 		return
-	}
-	for _, ws := range spaces {
-		v.Workspaces = append(v.Workspaces, views.Option{Value: ws.Slug, Label: ws.Name})
 	}
 	p, _ := principal.From(r.Context())
 	v.Now = u.now()
@@ -274,4 +267,17 @@ func OneTimePassword() (string, error) {
 		return "", err
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// workspaceOptions are the active workspaces as choices for a membership or a token scope.
+func (u *UI) workspaceOptions(ctx context.Context) ([]views.Option, error) {
+	spaces, err := u.Store.WorkspaceList(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]views.Option, 0, len(spaces))
+	for _, ws := range spaces {
+		out = append(out, views.Option{Value: ws.Slug, Label: ws.Name})
+	}
+	return out, nil
 }
