@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/leadgate/leadgate/crm/ratelimit"
 )
 
 // errRequestTimeout ends a CRM request that was admitted but got no answer within requestTimeout.
@@ -18,11 +22,12 @@ var errRequestTimeout = errors.New("crm request timed out after admission")
 // limitedTransport admits every request through the destination's limiter, then sends it with its own
 // timeout (the wait for admission does not eat into it), counting calls and 429s.
 //
-// Admission happens once the transport holds a connection, just before the request is written: a CRM
-// counts a request when it arrives, and a dial or TLS handshake after admission (hundreds of ms on a
-// loaded host or a cold pool) would let a request admitted early land late, next to ones admitted after
-// it, and squeeze limit+1 into one of the CRM's windows. Only an *http.Transport reports its connections;
-// any other base is admitted before the round trip.
+// A CRM counts a request when it arrives. A request admitted early but held up (a dial or TLS handshake,
+// a loaded host) would land late, next to ones admitted after it, and squeeze limit+1 into one of the
+// CRM's windows. So admission happens once the transport holds a connection, just before the request is
+// written, and once the answer is back the request's entry in the limiter moves to when its bytes went
+// out (see answered). Only an *http.Transport reports its connections; any other base is admitted
+// before the round trip.
 type limitedTransport struct {
 	base    http.RoundTripper
 	conn    *Conn
@@ -34,10 +39,9 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	adm := &admission{conn: t.conn, ctx: ctx, cancel: cancel}
 	if _, onConn := t.base.(*http.Transport); onConn && t.conn.Limiter != nil {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-			GotConn:      func(httptrace.GotConnInfo) { adm.admit() },
-			WroteHeaders: func() { t.metrics.admittedToWire(t.conn.Kind, adm.sinceAdmitted()) },
+			GotConn: func(info httptrace.GotConnInfo) { adm.admit(wireOf(info.Conn)) },
 		})
-	} else if adm.admit(); adm.failed() != nil {
+	} else if adm.admit(nil); adm.failed() != nil {
 		cancel(nil)
 		return nil, adm.failed()
 	}
@@ -54,6 +58,7 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		t.metrics.call(t.conn, "error")
 		return nil, err
 	}
+	adm.answered(t.metrics)
 	if resp.StatusCode == http.StatusTooManyRequests {
 		t.conn.rateLimited.Add(1)
 	}
@@ -74,14 +79,18 @@ type admission struct {
 	err      error
 	timer    *time.Timer
 	counted  bool
-	admitted time.Time // the latest admission
+	admitted time.Time        // the latest admission
+	ticket   ratelimit.Ticket // the latest admission's, for Sent
+	wire     *wireConn        // the connection it was admitted on, when known
 }
 
 // admit waits for the limiter (when there is one), then starts the request timeout and counts the call.
 // A limiter failure cancels the request with that cause, since a ClientTrace hook cannot return an error.
-func (a *admission) admit() {
+func (a *admission) admit(wire *wireConn) {
+	var ticket ratelimit.Ticket
 	if a.conn.Limiter != nil {
-		if err := a.conn.Limiter.Wait(a.ctx, a.conn.Key); err != nil {
+		var err error
+		if ticket, err = a.conn.Limiter.Admit(a.ctx, a.conn.Key); err != nil {
 			a.mu.Lock()
 			a.err = err
 			a.mu.Unlock()
@@ -91,7 +100,7 @@ func (a *admission) admit() {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.admitted = time.Now()
+	a.admitted, a.ticket, a.wire = time.Now(), ticket, wire
 	if a.timer == nil {
 		a.timer = time.AfterFunc(requestTimeout, func() { a.cancel(errRequestTimeout) })
 	}
@@ -101,11 +110,31 @@ func (a *admission) admit() {
 	}
 }
 
-// sinceAdmitted is how long ago the latest admission was.
-func (a *admission) sinceAdmitted() time.Duration {
+// sentTimeout bounds moving an admission to its send time; past it the admission time stays.
+const sentTimeout = time.Second
+
+// answered runs once the CRM's answer came back. The request went out when its connection's last write
+// before the answer completed (HTTP/1.1 carries one request at a time; on a shared HTTP/2 connection
+// that is a moment at or after it); without a known connection, the answer's time stands for it, which
+// is later still. The limiter's entry moves there (ratelimit.Limiter.Sent), so the admissions after it
+// count from when the CRM saw this request, and the delay from admission is observed.
+func (a *admission) answered(metrics *SyncMetrics) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return time.Since(a.admitted)
+	admitted, ticket, wire := a.admitted, a.ticket, a.wire
+	a.mu.Unlock()
+	at := time.Now()
+	if wire != nil {
+		if w := wire.lastWrite(); w.After(admitted) {
+			at = w
+			metrics.admittedToWire(a.conn.Kind, at.Sub(admitted))
+		}
+	}
+	if a.conn.Limiter == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), sentTimeout)
+	defer cancel()
+	_ = a.conn.Limiter.Sent(ctx, ticket, at) // best effort: on failure the admission time stands
 }
 
 // failed is the limiter error that ended the request, if any.
@@ -133,4 +162,52 @@ func (c *cancelOnClose) Close() error {
 	err := c.ReadCloser.Close()
 	c.cancel()
 	return err
+}
+
+// wireConn is a CRM connection that remembers when its last write completed: when a request's bytes
+// last left for the CRM.
+type wireConn struct {
+	net.Conn
+	wrote atomic.Int64 // unix nanoseconds
+}
+
+func (c *wireConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.wrote.Store(time.Now().UnixNano())
+	return n, err
+}
+
+func (c *wireConn) lastWrite() time.Time { return time.Unix(0, c.wrote.Load()) }
+
+// wireOf finds the wireConn under a connection the transport reports (TLS wraps it); nil if none.
+func wireOf(c net.Conn) *wireConn {
+	for c != nil {
+		if w, ok := c.(*wireConn); ok {
+			return w
+		}
+		inner, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil
+		}
+		c = inner.NetConn()
+	}
+	return nil
+}
+
+// withWireClock returns a copy of t whose connections are wireConns.
+func withWireClock(t *http.Transport) *http.Transport {
+	c := t.Clone()
+	dial := c.DialContext
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	c.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &wireConn{Conn: conn}, nil
+	}
+	return c
 }

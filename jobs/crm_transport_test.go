@@ -108,3 +108,57 @@ func TestCRMRequestsAreAdmittedAfterTheConnectionIsReady(t *testing.T) {
 		t.Fatalf("admission-to-wire observations = %d, want %d", observed, requests)
 	}
 }
+
+// stallingConn holds up its first write, as a loaded host would hold up a request after admission.
+type stallingConn struct {
+	net.Conn
+	stall *atomic.Bool
+}
+
+func (c stallingConn) Write(b []byte) (int, error) {
+	if c.stall.CompareAndSwap(true, false) {
+		time.Sleep(600 * time.Millisecond)
+	}
+	return c.Conn.Write(b)
+}
+
+// A request held up between admission and the wire counts from when its bytes went out: the requests
+// admitted after it wait for it, so the CRM never sees limit+1 in one second.
+func TestCRMRequestHeldUpAfterAdmissionCountsFromWhenItWentOut(t *testing.T) {
+	env := newSyncEnv(t)
+	crmSide := &arrivals{}
+	srv := httptest.NewServer(crmSide)
+	t.Cleanup(srv.Close)
+
+	var stall atomic.Bool
+	stall.Store(true)
+	var dialer net.Dialer
+	transport := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		return stallingConn{Conn: c, stall: &stall}, err
+	}}
+	t.Cleanup(transport.CloseIdleConnections)
+	connector := &jobs.Connector{Store: env.store, Box: env.box, Redis: env.rdb, Prefix: "test-held-up:", Transport: transport}
+	dest := env.addDestination(models.Destination{Kind: "activecampaign", BaseURL: srv.URL, RateLimitRPS: 2}, "ac-token")
+	conn, err := connector.Connect(env.ctx, dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const requests = 6
+	errs := make(chan error, requests)
+	for range requests {
+		go func() { errs <- conn.Dest.TestConnection(env.ctx) }()
+	}
+	for range requests {
+		if err := <-errs; err != nil {
+			t.Fatalf("request through the limiter: %v", err)
+		}
+	}
+	if got := crmSide.maxIn(time.Second); got > 2 {
+		for _, a := range crmSide.times {
+			t.Logf("arrival %s", a.Format("05.000"))
+		}
+		t.Fatalf("the CRM saw %d requests within one second, limit 2", got)
+	}
+}

@@ -127,17 +127,22 @@ func (c *Connector) build(d models.Destination) (*Conn, error) {
 }
 
 // transport is the HTTP transport under the limiter: Transport when set, else one guarded transport shared
-// by every destination (a connection pool per process, not per adapter).
+// by every destination (a connection pool per process, not per adapter). An *http.Transport's
+// connections remember their last write, for the limiter (see limitedTransport).
 func (c *Connector) transport() http.RoundTripper {
-	if c.Transport != nil {
-		return c.Transport
-	}
 	c.guardOnce.Do(func() {
-		g := c.Egress
-		if g == nil {
-			g = egress.Outbound(nil)
+		base := c.Transport
+		if base == nil {
+			g := c.Egress
+			if g == nil {
+				g = egress.Outbound(nil)
+			}
+			base = g.Transport()
 		}
-		c.guarded = g.Transport()
+		if t, ok := base.(*http.Transport); ok {
+			base = withWireClock(t)
+		}
+		c.guarded = base
 	})
 	return c.guarded
 }

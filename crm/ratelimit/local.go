@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -43,6 +44,22 @@ func (l *Local) release(key string, slot time.Time) {
 	for i := len(log) - 1; i >= 0; i-- {
 		if log[i].Equal(slot) {
 			l.logs[key] = append(log[:i], log[i+1:]...)
+			return
+		}
+	}
+}
+
+// move shifts an admission from slot to at (its request went out then), keeping the log in time order.
+func (l *Local) move(key string, slot, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	log := l.logs[key]
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].Equal(slot) {
+			if at.After(slot) {
+				log[i] = at
+				slices.SortFunc(log, func(a, b time.Time) int { return a.Compare(b) })
+			}
 			return
 		}
 	}

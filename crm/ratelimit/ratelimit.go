@@ -8,9 +8,11 @@
 // in some 1 s windows, so it cannot promise "at most N in ANY window". Admission runs in one Lua script
 // using the Redis server's clock, so replicas with skewed clocks still agree.
 //
-// Admission happens at the Redis server; the request reaches the CRM a network hop later, with jitter.
-// Margin widens the window slightly so that jitter cannot squeeze Limit+1 requests into one window as
-// the CRM sees it.
+// Admission happens at the Redis server; the request reaches the CRM later: after scheduling on a loaded
+// host, the write and a network hop. Sent moves an admission to when the request actually went out, so
+// a request held up after admission still counts in the windows where the CRM saw it. Margin widens the
+// window slightly for what remains (requests still in flight, the network), so that jitter cannot
+// squeeze Limit+1 requests into one window as the CRM sees it.
 package ratelimit
 
 import (
@@ -107,6 +109,20 @@ end
 return wait
 `)
 
+// sentScript moves an admitted request's entry to ARGV[2] microseconds before now (the Redis server's
+// clock, so replicas' clocks do not matter), never earlier than it was, and keeps the log alive for a
+// window from there. ARGV: member, microseconds ago, window in microseconds.
+var sentScript = redis.NewScript(`
+local t = redis.call('TIME')
+local at = tonumber(t[1]) * 1000000 + tonumber(t[2]) - tonumber(ARGV[2])
+local cur = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if cur and tonumber(cur) < at then
+  redis.call('ZADD', KEYS[1], at, ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[3]) / 1000) + 1000)
+end
+return 0
+`)
+
 // pauseScript extends (never shortens) the pause of a key to ARGV[1] milliseconds from now.
 var pauseScript = redis.NewScript(`
 local ms = tonumber(ARGV[1])
@@ -116,47 +132,88 @@ end
 return 0
 `)
 
+// Ticket is one admitted request, for Sent.
+type Ticket struct {
+	key    string
+	member string
+	slot   time.Time // the Local entry; zero without Local
+}
+
 // Allow tries to admit one request for key now. It returns 0 when admitted, else how long to wait
 // before trying again (nothing is consumed then).
 func (l *Limiter) Allow(ctx context.Context, key string) (time.Duration, error) {
+	_, wait, err := l.reserve(ctx, key)
+	return wait, err
+}
+
+func (l *Limiter) reserve(ctx context.Context, key string) (Ticket, time.Duration, error) {
 	span := l.cfg.Window + l.cfg.Margin
-	var slot time.Time
+	t := Ticket{key: key, member: member()}
 	if l.cfg.Local != nil {
 		var wait time.Duration
-		if slot, wait = l.cfg.Local.reserve(l.cfg.Prefix+key, l.cfg.Limit, span, time.Now()); wait > 0 {
-			return wait, nil
+		if t.slot, wait = l.cfg.Local.reserve(l.cfg.Prefix+key, l.cfg.Limit, span, time.Now()); wait > 0 {
+			return Ticket{}, wait, nil
 		}
 	}
-	us, err := admitScript.Run(ctx, l.rdb, l.keys(key), l.cfg.Limit, span.Microseconds(), member()).Int64()
+	us, err := admitScript.Run(ctx, l.rdb, l.keys(key), l.cfg.Limit, span.Microseconds(), t.member).Int64()
 	if err != nil || us > 0 {
 		if l.cfg.Local != nil {
-			l.cfg.Local.release(l.cfg.Prefix+key, slot)
+			l.cfg.Local.release(l.cfg.Prefix+key, t.slot)
 		}
 	}
 	if err != nil {
-		return 0, fmt.Errorf("ratelimit: admit %s: %w", key, err)
+		return Ticket{}, 0, fmt.Errorf("ratelimit: admit %s: %w", key, err)
 	}
-	return time.Duration(us) * time.Microsecond, nil
+	if us > 0 {
+		return Ticket{}, time.Duration(us) * time.Microsecond, nil
+	}
+	return t, 0, nil
 }
 
 // Wait blocks until one request for key is admitted, or ctx ends.
 func (l *Limiter) Wait(ctx context.Context, key string) error {
+	_, err := l.Admit(ctx, key)
+	return err
+}
+
+// Admit blocks until one request for key is admitted, or ctx ends, and returns its ticket for Sent.
+func (l *Limiter) Admit(ctx context.Context, key string) (Ticket, error) {
 	for {
-		wait, err := l.Allow(ctx, key)
+		t, wait, err := l.reserve(ctx, key)
 		if err != nil {
-			return err
+			return Ticket{}, err
 		}
 		if wait == 0 {
-			return nil
+			return t, nil
 		}
-		t := time.NewTimer(wait)
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("ratelimit: wait %s: %w", key, ctx.Err())
-		case <-t.C:
+			timer.Stop()
+			return Ticket{}, fmt.Errorf("ratelimit: wait %s: %w", key, ctx.Err())
+		case <-timer.C:
 		}
 	}
+}
+
+// Sent records that the admitted request went out at at (its bytes were written then): its entry moves
+// from the admission to at, never earlier, so a request held up after admission (a loaded host, a slow
+// dial or write) counts in the windows in which the CRM saw it, and the admissions after it wait for
+// it. Moving entries later only ever admits less. If Sent fails the admission time stays, which is what
+// the limiter counted before.
+func (l *Limiter) Sent(ctx context.Context, t Ticket, at time.Time) error {
+	if t.member == "" {
+		return nil
+	}
+	if l.cfg.Local != nil && !t.slot.IsZero() {
+		l.cfg.Local.move(l.cfg.Prefix+t.key, t.slot, at)
+	}
+	span := l.cfg.Window + l.cfg.Margin
+	ago := max(time.Since(at), 0)
+	if err := sentScript.Run(ctx, l.rdb, l.keys(t.key)[:1], t.member, ago.Microseconds(), span.Microseconds()).Err(); err != nil {
+		return fmt.Errorf("ratelimit: sent %s: %w", t.key, err)
+	}
+	return nil
 }
 
 // Pause stops admissions for key on every replica until until (a 429's Retry-After). A pause already

@@ -196,3 +196,45 @@ func TestLocalMemoryHoldsTheLimitWhenRedisForgets(t *testing.T) {
 		})
 	}
 }
+
+// A request held up after admission counts from when it went out: after Sent, the next admission waits
+// a full window from the send, not from the admission, and Sent never moves an entry earlier.
+func TestSentMovesTheAdmissionToWhenTheRequestWentOut(t *testing.T) {
+	const heldUp = 500 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		local bool
+	}{{"redis only", false}, {"with the process's own memory", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rdb, prefix := newRedis(t)
+			cfg := ratelimit.Config{Prefix: prefix, Limit: 1, Window: time.Second, Margin: -1}
+			if tc.local {
+				cfg.Local = &ratelimit.Local{}
+			}
+			l, err := ratelimit.New(rdb, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			ticket, err := l.Admit(ctx, "dest:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(heldUp)
+			if err := l.Sent(ctx, ticket, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Sent(ctx, ticket, time.Now().Add(-heldUp)); err != nil { // earlier: ignored
+				t.Fatal(err)
+			}
+			wait, err := l.Allow(ctx, "dest:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Counted from the admission the wait would be about 500 ms; from the send, about 1 s.
+			if wait < 750*time.Millisecond {
+				t.Fatalf("next admission waits %s after the send, want about a full window (the send was %s after admission)", wait, heldUp)
+			}
+		})
+	}
+}
