@@ -50,17 +50,23 @@ func (l *Local) release(key string, slot time.Time) {
 }
 
 // move shifts an admission from slot to at (its request went out then), keeping the log in time order.
-func (l *Local) move(key string, slot, at time.Time) {
+// An admission already trimmed (held up longer than span) is put back when at still lies within span.
+func (l *Local) move(key string, slot, at time.Time, span time.Duration, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	log := l.logs[key]
-	for i := len(log) - 1; i >= 0; i-- {
-		if log[i].Equal(slot) {
-			if at.After(slot) {
-				log[i] = at
-				slices.SortFunc(log, func(a, b time.Time) int { return a.Compare(b) })
-			}
-			return
-		}
+	i := slices.IndexFunc(log, slot.Equal)
+	switch {
+	case i >= 0 && at.After(slot):
+		log[i] = at
+	case i < 0 && at.After(now.Add(-span)):
+		log = append(log, at)
+	default:
+		return
 	}
+	slices.SortFunc(log, func(a, b time.Time) int { return a.Compare(b) })
+	if l.logs == nil {
+		l.logs = map[string][]time.Time{}
+	}
+	l.logs[key] = log
 }

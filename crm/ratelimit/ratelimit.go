@@ -111,14 +111,18 @@ return wait
 
 // sentScript moves an admitted request's entry to ARGV[2] microseconds before now (the Redis server's
 // clock, so replicas' clocks do not matter), never earlier than it was, and keeps the log alive for a
-// window from there. ARGV: member, microseconds ago, window in microseconds.
+// window from there. An entry already dropped (held up longer than the window, or lost with Redis's
+// data) is put back when its send still lies within the window. ARGV: member, microseconds ago, window
+// in microseconds.
 var sentScript = redis.NewScript(`
 local t = redis.call('TIME')
-local at = tonumber(t[1]) * 1000000 + tonumber(t[2]) - tonumber(ARGV[2])
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local at = now - tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
 local cur = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if cur and tonumber(cur) < at then
+if (cur and tonumber(cur) < at) or (not cur and at > now - window) then
   redis.call('ZADD', KEYS[1], at, ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[3]) / 1000) + 1000)
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000) + 1000)
 end
 return 0
 `)
@@ -205,10 +209,10 @@ func (l *Limiter) Sent(ctx context.Context, t Ticket, at time.Time) error {
 	if t.member == "" {
 		return nil
 	}
-	if l.cfg.Local != nil && !t.slot.IsZero() {
-		l.cfg.Local.move(l.cfg.Prefix+t.key, t.slot, at)
-	}
 	span := l.cfg.Window + l.cfg.Margin
+	if l.cfg.Local != nil && !t.slot.IsZero() {
+		l.cfg.Local.move(l.cfg.Prefix+t.key, t.slot, at, span, time.Now())
+	}
 	ago := max(time.Since(at), 0)
 	if err := sentScript.Run(ctx, l.rdb, l.keys(t.key)[:1], t.member, ago.Microseconds(), span.Microseconds()).Err(); err != nil {
 		return fmt.Errorf("ratelimit: sent %s: %w", t.key, err)

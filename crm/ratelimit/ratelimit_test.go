@@ -238,3 +238,43 @@ func TestSentMovesTheAdmissionToWhenTheRequestWentOut(t *testing.T) {
 		})
 	}
 }
+
+// A request held up longer than a whole window has already dropped out of the log when it goes out; Sent
+// puts it back, since the CRM counts it now.
+func TestSentPutsBackARequestHeldUpLongerThanTheWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		local bool
+	}{{"redis only", false}, {"with the process's own memory", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rdb, prefix := newRedis(t)
+			cfg := ratelimit.Config{Prefix: prefix, Limit: 2, Window: 300 * time.Millisecond, Margin: -1}
+			if tc.local {
+				cfg.Local = &ratelimit.Local{}
+			}
+			l, err := ratelimit.New(rdb, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			slow, err := l.Admit(ctx, "dest:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(400 * time.Millisecond) // the slow request's admission leaves the window
+			if _, err := l.Admit(ctx, "dest:1"); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Sent(ctx, slow, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			wait, err := l.Allow(ctx, "dest:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wait == 0 {
+				t.Fatal("a third request was admitted while two went out within the window")
+			}
+		})
+	}
+}
