@@ -103,21 +103,9 @@ func (u *UI) RevokeToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err = u.Store.Tx(r.Context(), func(tx *models.Store) error {
-		tok, err := tx.TokenGet(r.Context(), id)
+		before, after, err := tx.TokenRevokeAudited(r.Context(), id)
 		if err != nil {
 			return err
-		}
-		scope, err := tx.TokenWorkspaces(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		if err := tx.TokenRevoke(r.Context(), id); err != nil {
-			return err
-		}
-		before := map[string]any{"name": tok.Name, "role": tok.Role, "revoked": false}
-		after := map[string]any{"name": tok.Name, "role": tok.Role, "revoked": true}
-		if slugs := models.TokenWorkspaceSlugs(scope[id]); len(slugs) > 0 {
-			before["workspaces"], after["workspaces"] = slugs, slugs
 		}
 		return auditUI(r.Context(), tx, r, 0, "token.revoke", "api_token", strconv.FormatInt(id, 10), before, after)
 	})

@@ -139,3 +139,25 @@ func TokenWorkspaceSlugs(scope []TokenWorkspace) []string {
 	}
 	return out
 }
+
+// TokenRevokeAudited revokes an active token and returns the audit entry's before and after (name, role,
+// revoked, and the workspaces when scoped), for the caller to record in the same transaction.
+func (s *Store) TokenRevokeAudited(ctx context.Context, id int64) (before, after map[string]any, err error) {
+	tok, err := s.TokenGet(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	scope, err := s.TokenWorkspaces(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.TokenRevoke(ctx, id); err != nil {
+		return nil, nil, err
+	}
+	before = map[string]any{"name": tok.Name, "role": tok.Role, "revoked": false}
+	after = map[string]any{"name": tok.Name, "role": tok.Role, "revoked": true}
+	if slugs := TokenWorkspaceSlugs(scope[id]); len(slugs) > 0 {
+		before["workspaces"], after["workspaces"] = slugs, slugs
+	}
+	return before, after, nil
+}

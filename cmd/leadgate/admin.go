@@ -110,13 +110,18 @@ func cmdToken(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		if err != nil {
 			return fmt.Errorf("token revoke: %q is not a token id", args[1])
 		}
-		if err := store.TokenRevoke(ctx, id); err != nil {
-			if errors.Is(err, models.ErrNotFound) {
-				return fmt.Errorf("token revoke: no active token %d", id)
+		err = store.Tx(ctx, func(tx *models.Store) error {
+			before, after, err := tx.TokenRevokeAudited(ctx, id)
+			if err != nil {
+				return err
 			}
-			return err
+			return tx.AuditRecord(ctx, models.Audit{Actor: "cli", Action: "token.revoke", SubjectType: "api_token",
+				SubjectID: strconv.FormatInt(id, 10), Before: before, After: after})
+		})
+		if errors.Is(err, models.ErrNotFound) {
+			return fmt.Errorf("token revoke: no active token %d", id)
 		}
-		if err := store.AuditRecord(ctx, models.Audit{Actor: "cli", Action: "token.revoke", SubjectType: "api_token", SubjectID: args[1]}); err != nil {
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "revoked token %d\n", id)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -116,4 +117,35 @@ func TestTokenCreateWorkspaceScope(t *testing.T) {
 		strings.Contains(string(audit[0].After), "workspaces") {
 		t.Fatalf("token.create audited as %s / %s", audit[2].After, audit[0].After)
 	}
+
+	t.Run("RevokeAuditsTheScope", func(t *testing.T) {
+		list, err := store.TokenList(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id int64
+		for _, tok := range list {
+			if tok.Name == "comma" {
+				id = tok.ID
+			}
+		}
+		idArg := strconv.FormatInt(id, 10)
+		if out, err := token("revoke", idArg); err != nil || !strings.Contains(out, "revoked token "+idArg) {
+			t.Fatalf("revoke: %q, %v", out, err)
+		}
+		audit, err := store.AuditList(ctx, 0, models.Page{Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := audit[0]; a.Action != "token.revoke" || !strings.Contains(string(a.Before), `"revoked": false`) ||
+			!strings.Contains(string(a.After), `"revoked": true`) || !strings.Contains(string(a.After), `"workspaces": ["acme", "beta"]`) {
+			t.Fatalf("token.revoke audited as %s: %s -> %s", a.Action, a.Before, a.After)
+		}
+		if _, err := token("revoke", idArg); err == nil || !strings.Contains(err.Error(), "no active token") {
+			t.Fatalf("revoking twice: %v, want no active token", err)
+		}
+		if again, _ := store.AuditList(ctx, 0, models.Page{Limit: 1}); again[0].ID != audit[0].ID {
+			t.Fatalf("a refused revoke was audited: %+v", again[0])
+		}
+	})
 }
