@@ -34,6 +34,12 @@ func (a *API) LoadWorkspace(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := a.Store.WorkspaceBySlug(r.Context(), chi.URLParam(r, "ws"))
 		if errors.Is(err, models.ErrNotFound) {
+			// A caller limited to some workspaces gets the same 403 for a slug that does not exist as
+			// for one it may not open, so it cannot probe which workspaces exist.
+			if restricted, rerr := isRestricted(r, a.Store); rerr == nil && restricted {
+				writeError(w, http.StatusForbidden, "ws", "no access to workspace "+chi.URLParam(r, "ws"))
+				return
+			}
 			writeError(w, http.StatusNotFound, "ws", "unknown workspace "+chi.URLParam(r, "ws"))
 			return
 		}

@@ -121,6 +121,8 @@ func TestAPITokenWorkspaceScope(t *testing.T) {
 		{"TwoWorkspaceTokenReadsBeta", e.acmeBetaViewer, http.MethodGet, "/api/v1/workspaces/beta/stats", "", http.StatusOK, "", ""},
 		{"TwoWorkspaceTokenKeepsItsRole", e.acmeBetaViewer, http.MethodPost, "/api/v1/workspaces/beta/sources", newSource, http.StatusForbidden, "", "this action needs the editor role"},
 		{"TwoWorkspaceTokenReadsDefault", e.acmeBetaViewer, http.MethodGet, "/api/v1/workspaces/default/dead-letters", "", http.StatusForbidden, "ws", "no access to workspace default"},
+		{"ScopedProbesAnUnknownSlug", e.acmeAdmin, http.MethodGet, "/api/v1/workspaces/nowhere/stats", "", http.StatusForbidden, "ws", "no access to workspace nowhere"},
+		{"UnscopedProbesAnUnknownSlug", e.unscoped, http.MethodGet, "/api/v1/workspaces/nowhere/stats", "", http.StatusNotFound, "", ""},
 		{"UnscopedReadsDefault", e.unscoped, http.MethodGet, "/api/v1/workspaces/default/stats", "", http.StatusOK, "", ""},
 		{"UnscopedWritesBeta", e.unscoped, http.MethodPost, "/api/v1/workspaces/beta/sources", newSource, http.StatusCreated, "", ""},
 		{"UnscopedCreatesWorkspace", e.unscoped, http.MethodPost, "/api/v1/workspaces", `{"slug":"delta","name":"Delta"}`, http.StatusCreated, "", ""},

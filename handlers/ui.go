@@ -83,6 +83,12 @@ func (u *UI) LoadWorkspace(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := u.Store.WorkspaceBySlug(r.Context(), chi.URLParam(r, "ws"))
 		if errors.Is(err, models.ErrNotFound) || (err == nil && ws.ArchivedAt != nil) {
+			// A restricted user sees the same page for a slug that does not exist as for one it may
+			// not open, so it cannot probe which workspaces exist.
+			if restricted, rerr := isRestricted(r, u.Store); rerr == nil && restricted {
+				u.WorkspaceForbidden(w, r)
+				return
+			}
 			u.NotFound(w, r)
 			return
 		}

@@ -90,6 +90,10 @@ func TestRestrictedUserOpensOnlyTheirWorkspaces(t *testing.T) {
 		expectStatus(t, "restricted GET "+p, res, http.StatusForbidden)
 		expectBody(t, "restricted GET "+p, res, "No access to this workspace")
 	}
+	// A slug that does not exist looks the same, so workspaces cannot be probed.
+	res := c.get("/w/nowhere/")
+	expectStatus(t, "restricted GET of an unknown slug", res, http.StatusForbidden)
+	expectBody(t, "restricted GET of an unknown slug", res, "No access to this workspace")
 }
 
 func TestRestrictedUserCannotChangeOtherWorkspaces(t *testing.T) {
