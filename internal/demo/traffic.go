@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,15 +34,32 @@ type Traffic struct {
 	Seed                 uint64
 
 	sent, failed atomic.Int64
+	failures     sync.Map // what a failed delivery got (status code or error) → *atomic.Int64
 	people       []*person
 	last         *delivery
 	rng          *rand.Rand
 	start        time.Time
 }
 
-// Sent and Failed count deliveries so far.
+// Sent and Failed count deliveries so far; one cut off by the end of the run counts in neither.
 func (t *Traffic) Sent() int64   { return t.sent.Load() }
 func (t *Traffic) Failed() int64 { return t.failed.Load() }
+
+// Failures counts the failed deliveries by what they got back: "503", "connection refused", ...
+func (t *Traffic) Failures() map[string]int64 {
+	out := map[string]int64{}
+	t.failures.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
+
+func (t *Traffic) fail(what string) {
+	t.failed.Add(1)
+	n, _ := t.failures.LoadOrStore(what, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+}
 
 // Run sends until ctx ends.
 func (t *Traffic) Run(ctx context.Context) error {
@@ -180,37 +198,64 @@ func (t *Traffic) runaway(ctx context.Context, now time.Time) {
 	}
 }
 
-// send signs and posts one delivery.
+// senderRetries are the waits before a retry of a delivery answered 5xx or not answered, as a
+// provider's sender would retry (shortened for a demo).
+var senderRetries = []time.Duration{200 * time.Millisecond, 500 * time.Millisecond}
+
+// send signs and posts one delivery, retrying a 5xx or a transport error like a real sender.
 func (t *Traffic) send(ctx context.Context, d delivery) {
 	src, ok := t.Env.Sources[d.role]
 	if !ok {
 		return
 	}
-	req := signature.Request{Method: http.MethodPost, URL: src.URL, Header: http.Header{"Content-Type": {d.contentType}}, Body: d.body}
-	if err := signature.Sign(src.Kind, signature.SignConfig{Config: src.Config, Secret: src.Secret, DeliveryID: d.deliveryID}, &req, time.Now()); err != nil {
-		t.Log.Warn("demo: sign", "source", src.Name, "err", err)
-		return
-	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(req.Body))
-	if err != nil {
-		return
-	}
-	hr.Header = req.Header
-	resp, err := t.Client.Do(hr)
-	t.sent.Add(1)
-	if err != nil {
-		t.failed.Add(1)
-		if ctx.Err() == nil {
-			t.Log.Warn("demo: delivery failed", "source", src.Name, "err", err)
+	var got string
+	for attempt := 0; ; attempt++ {
+		status, err := t.post(ctx, src, d)
+		if err != nil && ctx.Err() != nil {
+			return // cut off by the end of the run: not a delivery that failed
 		}
-		return
+		if err == nil && status < 500 {
+			got = strconv.Itoa(status)
+			break
+		}
+		if got = strconv.Itoa(status); err != nil {
+			got = err.Error()
+		}
+		if attempt == len(senderRetries) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(senderRetries[attempt]):
+		}
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.failed.Add(1)
+	t.sent.Add(1)
+	if got != "200" {
+		t.fail(got)
+		t.Log.Warn("demo: delivery failed", "source", src.Name, "got", got)
 	}
 	if d.role != "crm" {
 		t.last = &d
 	}
+}
+
+// post signs and sends one attempt, returning the answer's status.
+func (t *Traffic) post(ctx context.Context, src Source, d delivery) (int, error) {
+	req := signature.Request{Method: http.MethodPost, URL: src.URL, Header: http.Header{"Content-Type": {d.contentType}}, Body: d.body}
+	if err := signature.Sign(src.Kind, signature.SignConfig{Config: src.Config, Secret: src.Secret, DeliveryID: d.deliveryID}, &req, time.Now()); err != nil {
+		return 0, fmt.Errorf("sign for %s: %w", src.Name, err)
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(req.Body))
+	if err != nil {
+		return 0, err
+	}
+	hr.Header = req.Header
+	resp, err := t.Client.Do(hr)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }
