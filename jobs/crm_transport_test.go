@@ -53,41 +53,17 @@ func (a *arrivals) maxIn(w time.Duration) int {
 // limit+1 in one of its windows.
 func TestCRMRequestsAreAdmittedAfterTheConnectionIsReady(t *testing.T) {
 	env := newSyncEnv(t)
-	crmSide := &arrivals{}
-	srv := httptest.NewServer(crmSide)
-	t.Cleanup(srv.Close)
-
 	var dials atomic.Int64
 	var dialer net.Dialer
-	transport := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	slowFirst := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if dials.Add(1) == 1 {
 			time.Sleep(time.Second) // the first connection is slow to open
 		}
 		return dialer.DialContext(ctx, network, addr)
-	}}
-	t.Cleanup(transport.CloseIdleConnections)
+	}
 	reg := prometheus.NewRegistry()
-	connector := &jobs.Connector{Store: env.store, Box: env.box, Redis: env.rdb, Prefix: "test-admission:", Transport: transport,
-		Metrics: jobs.NewSyncMetrics(reg, nil)}
-	dest := env.addDestination(models.Destination{Kind: "activecampaign", BaseURL: srv.URL, RateLimitRPS: 2}, "ac-token")
-	conn, err := connector.Connect(env.ctx, dest)
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	const requests = 6
-	errs := make(chan error, requests)
-	for range requests {
-		go func() { errs <- conn.Dest.TestConnection(env.ctx) }()
-	}
-	for range requests {
-		if err := <-errs; err != nil {
-			t.Fatalf("request through the limiter: %v", err)
-		}
-	}
-	if got := crmSide.maxIn(time.Second); got > 2 {
-		t.Fatalf("the CRM saw %d requests within one second, limit 2", got)
-	}
+	crmSide := sendAtLimitTwo(t, env, slowFirst, jobs.NewSyncMetrics(reg, nil), requests)
 	if got := len(crmSide.times); got != requests {
 		t.Fatalf("the CRM saw %d requests, want %d", got, requests)
 	}
@@ -126,26 +102,33 @@ func (c stallingConn) Write(b []byte) (int, error) {
 // admitted after it wait for it, so the CRM never sees limit+1 in one second.
 func TestCRMRequestHeldUpAfterAdmissionCountsFromWhenItWentOut(t *testing.T) {
 	env := newSyncEnv(t)
-	crmSide := &arrivals{}
-	srv := httptest.NewServer(crmSide)
-	t.Cleanup(srv.Close)
-
 	var stall atomic.Bool
 	stall.Store(true)
 	var dialer net.Dialer
-	transport := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	stallFirstWrite := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dialer.DialContext(ctx, network, addr)
 		return stallingConn{Conn: c, stall: &stall}, err
-	}}
+	}
+	sendAtLimitTwo(t, env, stallFirstWrite, nil, 6)
+}
+
+// sendAtLimitTwo sends requests concurrently through a destination limited to 2 requests/s, over
+// dial, and returns what the CRM saw; it fails the test if the CRM saw more than 2 in any second.
+func sendAtLimitTwo(t *testing.T, env *syncEnv, dial func(ctx context.Context, network, addr string) (net.Conn, error),
+	metrics *jobs.SyncMetrics, requests int) *arrivals {
+	t.Helper()
+	crmSide := &arrivals{}
+	srv := httptest.NewServer(crmSide)
+	t.Cleanup(srv.Close)
+	transport := &http.Transport{DisableKeepAlives: true, DialContext: dial}
 	t.Cleanup(transport.CloseIdleConnections)
-	connector := &jobs.Connector{Store: env.store, Box: env.box, Redis: env.rdb, Prefix: "test-held-up:", Transport: transport}
+	connector := &jobs.Connector{Store: env.store, Box: env.box, Redis: env.rdb, Prefix: "test-" + t.Name() + ":",
+		Transport: transport, Metrics: metrics}
 	dest := env.addDestination(models.Destination{Kind: "activecampaign", BaseURL: srv.URL, RateLimitRPS: 2}, "ac-token")
 	conn, err := connector.Connect(env.ctx, dest)
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	const requests = 6
 	errs := make(chan error, requests)
 	for range requests {
 		go func() { errs <- conn.Dest.TestConnection(env.ctx) }()
@@ -161,4 +144,5 @@ func TestCRMRequestHeldUpAfterAdmissionCountsFromWhenItWentOut(t *testing.T) {
 		}
 		t.Fatalf("the CRM saw %d requests within one second, limit 2", got)
 	}
+	return crmSide
 }

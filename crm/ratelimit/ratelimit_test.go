@@ -201,20 +201,9 @@ func TestLocalMemoryHoldsTheLimitWhenRedisForgets(t *testing.T) {
 // a full window from the send, not from the admission, and Sent never moves an entry earlier.
 func TestSentMovesTheAdmissionToWhenTheRequestWentOut(t *testing.T) {
 	const heldUp = 500 * time.Millisecond
-	for _, tc := range []struct {
-		name  string
-		local bool
-	}{{"redis only", false}, {"with the process's own memory", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			rdb, prefix := newRedis(t)
-			cfg := ratelimit.Config{Prefix: prefix, Limit: 1, Window: time.Second, Margin: -1}
-			if tc.local {
-				cfg.Local = &ratelimit.Local{}
-			}
-			l, err := ratelimit.New(rdb, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, variant := range limiterVariants() {
+		t.Run(variant.name, func(t *testing.T) {
+			l := variant.new(t, 1, time.Second)
 			ctx := context.Background()
 			ticket, err := l.Admit(ctx, "dest:1")
 			if err != nil {
@@ -242,20 +231,9 @@ func TestSentMovesTheAdmissionToWhenTheRequestWentOut(t *testing.T) {
 // A request held up longer than a whole window has already dropped out of the log when it goes out; Sent
 // puts it back, since the CRM counts it now.
 func TestSentPutsBackARequestHeldUpLongerThanTheWindow(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		local bool
-	}{{"redis only", false}, {"with the process's own memory", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			rdb, prefix := newRedis(t)
-			cfg := ratelimit.Config{Prefix: prefix, Limit: 2, Window: 300 * time.Millisecond, Margin: -1}
-			if tc.local {
-				cfg.Local = &ratelimit.Local{}
-			}
-			l, err := ratelimit.New(rdb, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, variant := range limiterVariants() {
+		t.Run(variant.name, func(t *testing.T) {
+			l := variant.new(t, 2, 300*time.Millisecond)
 			ctx := context.Background()
 			slow, err := l.Admit(ctx, "dest:1")
 			if err != nil {
@@ -277,4 +255,31 @@ func TestSentPutsBackARequestHeldUpLongerThanTheWindow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// limiterVariants build a limiter with no margin over Redis alone, and with the process's own memory too.
+type limiterVariant struct {
+	name string
+	new  func(t *testing.T, limit int, window time.Duration) *ratelimit.Limiter
+}
+
+func limiterVariants() []limiterVariant {
+	return []limiterVariant{
+		{"redis only", func(t *testing.T, limit int, window time.Duration) *ratelimit.Limiter {
+			return newLimiter(t, limit, window, nil)
+		}},
+		{"with the process's own memory", func(t *testing.T, limit int, window time.Duration) *ratelimit.Limiter {
+			return newLimiter(t, limit, window, &ratelimit.Local{})
+		}},
+	}
+}
+
+func newLimiter(t *testing.T, limit int, window time.Duration, local *ratelimit.Local) *ratelimit.Limiter {
+	t.Helper()
+	rdb, prefix := newRedis(t)
+	l, err := ratelimit.New(rdb, ratelimit.Config{Prefix: prefix, Limit: limit, Window: window, Margin: -1, Local: local})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
