@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -20,16 +17,7 @@ import (
 // relay uses it for ActiveCampaign when 10 or more are due); a one-contact resync is not marked.
 func TestResyncQueuesContactsForBulkImport(t *testing.T) {
 	ctx := context.Background()
-	dbURL := testkit.Database(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := models.Open(ctx, dbURL, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	if err := store.Migrate(ctx, log); err != nil {
-		t.Fatal(err)
-	}
+	store, dbURL := migratedStore(t)
 	ws, err := store.WorkspaceCreate(ctx, "resync-"+uuid.NewString()[:8], "Resync")
 	if err != nil {
 		t.Fatal(err)

@@ -18,16 +18,7 @@ import (
 // creating the token, and `token list` shows each token's scope.
 func TestTokenCreateWorkspaceScope(t *testing.T) {
 	ctx := context.Background()
-	dbURL := testkit.Database(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := models.Open(ctx, dbURL, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	if err := store.Migrate(ctx, log); err != nil {
-		t.Fatal(err)
-	}
+	store, dbURL := migratedStore(t)
 	for _, slug := range []string{"acme", "beta", "old"} {
 		if _, err := store.WorkspaceCreate(ctx, slug, strings.ToUpper(slug)); err != nil {
 			t.Fatal(err)
@@ -148,4 +139,21 @@ func TestTokenCreateWorkspaceScope(t *testing.T) {
 			t.Fatalf("a refused revoke was audited: %+v", again[0])
 		}
 	})
+}
+
+// migratedStore opens a fresh, migrated test database and returns it with its URL (for the CLI's env).
+func migratedStore(t *testing.T) (*models.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	dbURL := testkit.Database(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store, err := models.Open(ctx, dbURL, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	if err := store.Migrate(ctx, log); err != nil {
+		t.Fatal(err)
+	}
+	return store, dbURL
 }
