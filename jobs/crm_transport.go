@@ -25,9 +25,9 @@ var errRequestTimeout = errors.New("crm request timed out after admission")
 // A CRM counts a request when it arrives. A request admitted early but held up (a dial or TLS handshake,
 // a loaded host) would land late, next to ones admitted after it, and squeeze limit+1 into one of the
 // CRM's windows. So admission happens once the transport holds a connection, just before the request is
-// written, and once the answer is back the request's entry in the limiter moves to when its bytes went
-// out (see answered). Only an *http.Transport reports its connections; any other base is admitted
-// before the round trip.
+// written; the request is pending in the limiter (it counts in every window) until its answer is back,
+// and then counts from when its bytes went out (see answered). Only an *http.Transport reports its
+// connections; any other base is admitted before the round trip.
 type limitedTransport struct {
 	base    http.RoundTripper
 	conn    *Conn
@@ -47,6 +47,7 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	resp, err := t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
+		adm.settle(time.Now()) // it may have gone out before it failed
 		adm.done()
 		if errors.Is(context.Cause(ctx), errRequestTimeout) {
 			err = fmt.Errorf("%w: %w", errRequestTimeout, err)
@@ -69,7 +70,8 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // admission is one request's passage through the limiter. The transport may take a second connection
 // for the same request (a reused connection that turned out closed before anything was written); each
-// connection is admitted again, which spends a slot but never exceeds the limit.
+// connection is admitted again, which spends a slot but never exceeds the limit, and the earlier
+// admission is settled as sent then.
 type admission struct {
 	conn   *Conn
 	ctx    context.Context
@@ -80,7 +82,8 @@ type admission struct {
 	timer    *time.Timer
 	counted  bool
 	admitted time.Time        // the latest admission
-	ticket   ratelimit.Ticket // the latest admission's, for Sent
+	ticket   ratelimit.Ticket // the latest admission's, pending until settled
+	settled  bool             // Sent was called for ticket
 	wire     *wireConn        // the connection it was admitted on, when known
 }
 
@@ -100,7 +103,10 @@ func (a *admission) admit(wire *wireConn) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.admitted, a.ticket, a.wire = time.Now(), ticket, wire
+	if !a.settled && !a.admitted.IsZero() {
+		a.sentLocked(time.Now())
+	}
+	a.admitted, a.ticket, a.settled, a.wire = time.Now(), ticket, false, wire
 	if a.timer == nil {
 		a.timer = time.AfterFunc(requestTimeout, func() { a.cancel(errRequestTimeout) })
 	}
@@ -110,31 +116,50 @@ func (a *admission) admit(wire *wireConn) {
 	}
 }
 
-// sentTimeout bounds moving an admission to its send time; past it the admission time stays.
+// sentTimeout bounds reporting a send to the limiter; past it the request stays pending (see sentLocked).
 const sentTimeout = time.Second
 
 // answered runs once the CRM's answer came back. The request went out when its connection's last write
 // before the answer completed (HTTP/1.1 carries one request at a time; on a shared HTTP/2 connection
 // that is a moment at or after it); without a known connection, the answer's time stands for it, which
-// is later still. The limiter's entry moves there (ratelimit.Limiter.Sent), so the admissions after it
-// count from when the CRM saw this request, and the delay from admission is observed.
+// is later still. The limiter counts the request from there (ratelimit.Limiter.Sent), so the admissions
+// after it count from when the CRM saw this request, and the delay from admission is observed.
 func (a *admission) answered(metrics *SyncMetrics) {
 	a.mu.Lock()
-	admitted, ticket, wire := a.admitted, a.ticket, a.wire
-	a.mu.Unlock()
+	defer a.mu.Unlock()
+	admitted, wire := a.admitted, a.wire
 	at := time.Now()
 	if wire != nil {
+		// The answer can come back before the writing goroutine has recorded the end of its write (it was
+		// descheduled right after the syscall); the answer's time then bounds the send from above.
 		if w := wire.lastWrite(); w.After(admitted) {
 			at = w
-			metrics.admittedToWire(a.conn.Kind, at.Sub(admitted))
 		}
+		metrics.admittedToWire(a.conn.Kind, at.Sub(admitted))
 	}
+	a.sentLocked(at)
+}
+
+// settle reports a request that ended without an answer as sent at at, unless already reported.
+func (a *admission) settle(at time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.settled && !a.admitted.IsZero() {
+		a.sentLocked(at)
+	}
+}
+
+// sentLocked reports the current admission as sent at at; a.mu is held.
+func (a *admission) sentLocked(at time.Time) {
+	a.settled = true
 	if a.conn.Limiter == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), sentTimeout)
 	defer cancel()
-	_ = a.conn.Limiter.Sent(ctx, ticket, at) // best effort: on failure the admission time stands
+	// Best effort: on failure the request stays pending until the limiter's InFlight time runs out,
+	// which only ever admits less.
+	_ = a.conn.Limiter.Sent(ctx, a.ticket, at)
 }
 
 // failed is the limiter error that ended the request, if any.

@@ -157,7 +157,7 @@ func (c *Connector) limiter(d models.Destination) (*ratelimit.Limiter, error) {
 	if rps <= 0 || c.Redis == nil {
 		return nil, nil
 	}
-	cfg := ratelimit.Config{Prefix: c.Prefix, Limit: rps, Window: time.Second, Local: &c.local}
+	cfg := ratelimit.Config{Prefix: c.Prefix, Limit: rps, Window: time.Second, InFlight: requestTimeout, Local: &c.local}
 	if d.Kind == crm.KindHubSpot || d.Kind == crm.KindGoHighLevel {
 		cfg.Limit, cfg.Window = rps*10, 10*time.Second
 	}

@@ -9,10 +9,12 @@
 // using the Redis server's clock, so replicas with skewed clocks still agree.
 //
 // Admission happens at the Redis server; the request reaches the CRM later: after scheduling on a loaded
-// host, the write and a network hop. Sent moves an admission to when the request actually went out, so
-// a request held up after admission still counts in the windows where the CRM saw it. Margin widens the
-// window slightly for what remains (requests still in flight, the network), so that jitter cannot
-// squeeze Limit+1 requests into one window as the CRM sees it.
+// host, the write and a network hop. So a request admitted with Admit is pending: it counts in every
+// window from its admission until Sent says when it actually went out, and from then on it counts at
+// that moment. However long a request is held up after admission, the requests admitted after it wait
+// for it, in the windows where the CRM saw it. Margin widens the window slightly for what remains (the
+// network, the CRM's own clock), so that jitter cannot squeeze Limit+1 requests into one window as the
+// CRM sees it.
 package ratelimit
 
 import (
@@ -37,6 +39,10 @@ type Config struct {
 	// ~100 ms, and a CRM that counts one request too many answers 429.
 	// A negative Margin means none.
 	Margin time.Duration
+	// InFlight is the longest a request admitted with Admit can take to go out (its request timeout);
+	// default 30 s. A pending request that Sent never reports (its process died) stops counting once even
+	// a send at that last moment would have left the window.
+	InFlight time.Duration
 	// Local, when set, also holds this process's own admissions (share one Local across every Limiter of
 	// the process). Redis is the shared truth, but a Redis restart without persistence forgets the log,
 	// and the next second would then admit a full budget on top of what was just sent; with Local this
@@ -68,6 +74,9 @@ func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
 	if cfg.Margin < 0 {
 		cfg.Margin = 0
 	}
+	if cfg.InFlight <= 0 {
+		cfg.InFlight = 30 * time.Second
+	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = "leadgate:ratelimit:"
 	}
@@ -77,14 +86,24 @@ func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
 // Config returns the effective configuration.
 func (l *Limiter) Config() Config { return l.cfg }
 
-// keys returns the log and pause keys of a destination; the hash tag keeps both in one cluster slot.
+// keys returns the log, pause and pending keys of a destination; the hash tag keeps them in one cluster
+// slot. The log holds requests by when they went out, pending ones by when they were admitted.
 func (l *Limiter) keys(key string) []string {
 	base := l.cfg.Prefix + "{" + key + "}"
-	return []string{base + ":log", base + ":pause"}
+	return []string{base + ":log", base + ":pause", base + ":pending"}
 }
 
-// admitScript admits one request if the key is not paused and fewer than limit requests were admitted
-// within the window. It returns 0 when admitted, else the microseconds to wait before trying again.
+// pendingPoll is how often a caller waiting only on pending requests asks again: when they went out is
+// not known until their answers come back.
+const pendingPoll = 50 * time.Millisecond
+
+// admitScript admits one request if the key is not paused and fewer than limit requests went out within
+// the window or are still pending. It returns 0 when admitted, else the microseconds to wait before
+// trying again. ARGV: limit, window, member, how long a pending entry counts at most, 1 to admit as
+// pending (else as sent now), the poll interval (all times in microseconds).
+//
+// The wait is until the (n-limit+1)th entry can leave the window: a sent one a window after it went
+// out, a pending one no sooner than a window after its admission, and never before the next poll.
 var admitScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -94,31 +113,54 @@ if paused > 0 then
 end
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
+local inflight = tonumber(ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local n = redis.call('ZCARD', KEYS[1])
-if n < limit then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000) + 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - inflight - window)
+local sent = redis.call('ZCARD', KEYS[1])
+local pending = redis.call('ZCARD', KEYS[3])
+if sent + pending < limit then
+  if ARGV[5] == '1' then
+    redis.call('ZADD', KEYS[3], now, ARGV[3])
+    redis.call('PEXPIRE', KEYS[3], math.ceil((inflight + window) / 1000) + 1000)
+  else
+    redis.call('ZADD', KEYS[1], now, ARGV[3])
+    redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000) + 1000)
+  end
   return 0
 end
-local e = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
-local wait = tonumber(e[2]) + window - now
+local k = sent + pending - limit
+local free = {}
+local e = redis.call('ZRANGE', KEYS[1], 0, k, 'WITHSCORES')
+for i = 2, #e, 2 do
+  free[#free + 1] = tonumber(e[i]) + window
+end
+e = redis.call('ZRANGE', KEYS[3], 0, k, 'WITHSCORES')
+for i = 2, #e, 2 do
+  free[#free + 1] = math.max(tonumber(e[i]) + window, now + tonumber(ARGV[6]))
+end
+table.sort(free)
+local wait = free[k + 1] - now
 if wait < 1 then
   wait = 1
 end
 return wait
 `)
 
-// sentScript moves an admitted request's entry to ARGV[2] microseconds before now (the Redis server's
-// clock, so replicas' clocks do not matter), never earlier than it was, and keeps the log alive for a
-// window from there. An entry already dropped (held up longer than the window, or lost with Redis's
-// data) is put back when its send still lies within the window. ARGV: member, microseconds ago, window
-// in microseconds.
+// sentScript records that a request went out ARGV[2] microseconds before now (the Redis server's clock,
+// so replicas' clocks do not matter): a pending entry leaves the pending set for the log at that moment,
+// never earlier than its admission; an entry already in the log moves there, never earlier than it
+// was. An entry found in neither (its pending time ran out, or Redis lost its data) is put back when its
+// send still lies within the window. ARGV: member, microseconds ago, window in microseconds.
 var sentScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local at = now - tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
+local admitted = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if admitted then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  at = math.max(at, tonumber(admitted))
+end
 local cur = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if (cur and tonumber(cur) < at) or (not cur and at > now - window) then
   redis.call('ZADD', KEYS[1], at, ARGV[1])
@@ -136,33 +178,39 @@ end
 return 0
 `)
 
-// Ticket is one admitted request, for Sent.
+// Ticket is one request admitted with Admit, pending until Sent.
 type Ticket struct {
 	key    string
 	member string
 	slot   time.Time // the Local entry; zero without Local
 }
 
-// Allow tries to admit one request for key now. It returns 0 when admitted, else how long to wait
-// before trying again (nothing is consumed then).
+// Allow tries to admit one request for key now, counted as going out at once (nothing reports when it
+// did). It returns 0 when admitted, else how long to wait before trying again (nothing is consumed then).
 func (l *Limiter) Allow(ctx context.Context, key string) (time.Duration, error) {
-	_, wait, err := l.reserve(ctx, key)
+	_, wait, err := l.reserve(ctx, key, false)
 	return wait, err
 }
 
-func (l *Limiter) reserve(ctx context.Context, key string) (Ticket, time.Duration, error) {
+func (l *Limiter) reserve(ctx context.Context, key string, pending bool) (Ticket, time.Duration, error) {
 	span := l.cfg.Window + l.cfg.Margin
 	t := Ticket{key: key, member: member()}
+	lim := localLimit{limit: l.cfg.Limit, span: span, inFlight: l.cfg.InFlight, poll: min(pendingPoll, span)}
 	if l.cfg.Local != nil {
 		var wait time.Duration
-		if t.slot, wait = l.cfg.Local.reserve(l.cfg.Prefix+key, l.cfg.Limit, span, time.Now()); wait > 0 {
+		if t.slot, wait = l.cfg.Local.reserve(l.cfg.Prefix+key, lim, pending, time.Now()); wait > 0 {
 			return Ticket{}, wait, nil
 		}
 	}
-	us, err := admitScript.Run(ctx, l.rdb, l.keys(key), l.cfg.Limit, span.Microseconds(), t.member).Int64()
+	pend := "0"
+	if pending {
+		pend = "1"
+	}
+	us, err := admitScript.Run(ctx, l.rdb, l.keys(key), l.cfg.Limit, span.Microseconds(), t.member,
+		l.cfg.InFlight.Microseconds(), pend, lim.poll.Microseconds()).Int64()
 	if err != nil || us > 0 {
 		if l.cfg.Local != nil {
-			l.cfg.Local.release(l.cfg.Prefix+key, t.slot)
+			l.cfg.Local.release(l.cfg.Prefix+key, t.slot, pending)
 		}
 	}
 	if err != nil {
@@ -174,16 +222,24 @@ func (l *Limiter) reserve(ctx context.Context, key string) (Ticket, time.Duratio
 	return t, 0, nil
 }
 
-// Wait blocks until one request for key is admitted, or ctx ends.
+// Wait blocks until one request for key is admitted, or ctx ends; the request counts as going out at
+// once. Use it where the request is sent right away (the sandbox, in process); use Admit for a request
+// that still has a network to cross.
 func (l *Limiter) Wait(ctx context.Context, key string) error {
-	_, err := l.Admit(ctx, key)
+	_, err := l.admit(ctx, key, false)
 	return err
 }
 
-// Admit blocks until one request for key is admitted, or ctx ends, and returns its ticket for Sent.
+// Admit blocks until one request for key is admitted, or ctx ends, and returns its ticket. The request
+// is pending until Sent reports when it went out (call Sent once it is answered or has failed): until
+// then it counts in every window.
 func (l *Limiter) Admit(ctx context.Context, key string) (Ticket, error) {
+	return l.admit(ctx, key, true)
+}
+
+func (l *Limiter) admit(ctx context.Context, key string, pending bool) (Ticket, error) {
 	for {
-		t, wait, err := l.reserve(ctx, key)
+		t, wait, err := l.reserve(ctx, key, pending)
 		if err != nil {
 			return Ticket{}, err
 		}
@@ -200,21 +256,22 @@ func (l *Limiter) Admit(ctx context.Context, key string) (Ticket, error) {
 	}
 }
 
-// Sent records that the admitted request went out at at (its bytes were written then): its entry moves
-// from the admission to at, never earlier, so a request held up after admission (a loaded host, a slow
-// dial or write) counts in the windows in which the CRM saw it, and the admissions after it wait for
-// it. Moving entries later only ever admits less. If Sent fails the admission time stays, which is what
-// the limiter counted before.
+// Sent records that the admitted request went out at at (its bytes were written then): it stops being
+// pending and counts from at, never earlier than its admission, so a request held up after admission (a
+// loaded host, a slow write) counts in the windows in which the CRM saw it. A second Sent moves it only
+// later. When the request failed without a known send time, pass the time of the failure. If Sent fails
+// the request stays pending until its InFlight time runs out, which only ever admits less.
 func (l *Limiter) Sent(ctx context.Context, t Ticket, at time.Time) error {
 	if t.member == "" {
 		return nil
 	}
 	span := l.cfg.Window + l.cfg.Margin
 	if l.cfg.Local != nil && !t.slot.IsZero() {
-		l.cfg.Local.move(l.cfg.Prefix+t.key, t.slot, at, span, time.Now())
+		l.cfg.Local.sent(l.cfg.Prefix+t.key, t.slot, at, span, time.Now())
 	}
 	ago := max(time.Since(at), 0)
-	if err := sentScript.Run(ctx, l.rdb, l.keys(t.key)[:1], t.member, ago.Microseconds(), span.Microseconds()).Err(); err != nil {
+	keys := l.keys(t.key)
+	if err := sentScript.Run(ctx, l.rdb, []string{keys[0], keys[2]}, t.member, ago.Microseconds(), span.Microseconds()).Err(); err != nil {
 		return fmt.Errorf("ratelimit: sent %s: %w", t.key, err)
 	}
 	return nil

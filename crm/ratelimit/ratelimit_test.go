@@ -203,7 +203,7 @@ func TestSentMovesTheAdmissionToWhenTheRequestWentOut(t *testing.T) {
 	const heldUp = 500 * time.Millisecond
 	for _, variant := range limiterVariants() {
 		t.Run(variant.name, func(t *testing.T) {
-			l := variant.new(t, 1, time.Second)
+			l := variant.new(t, ratelimit.Config{Limit: 1, Window: time.Second})
 			ctx := context.Background()
 			ticket, err := l.Admit(ctx, "dest:1")
 			if err != nil {
@@ -228,18 +228,71 @@ func TestSentMovesTheAdmissionToWhenTheRequestWentOut(t *testing.T) {
 	}
 }
 
-// A request held up longer than a whole window has already dropped out of the log when it goes out; Sent
-// puts it back, since the CRM counts it now.
-func TestSentPutsBackARequestHeldUpLongerThanTheWindow(t *testing.T) {
+// A request admitted but not yet reported sent counts in every window, however long it is held up: it
+// may reach the CRM at any moment. Once reported, it counts from when it went out.
+func TestAPendingRequestCountsUntilItIsReportedSent(t *testing.T) {
 	for _, variant := range limiterVariants() {
 		t.Run(variant.name, func(t *testing.T) {
-			l := variant.new(t, 2, 300*time.Millisecond)
+			l := variant.new(t, ratelimit.Config{Limit: 1, Window: 200 * time.Millisecond})
 			ctx := context.Background()
 			slow, err := l.Admit(ctx, "dest:1")
 			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(400 * time.Millisecond) // the slow request's admission leaves the window
+			time.Sleep(500 * time.Millisecond) // held up for more than two windows
+			if wait, err := l.Allow(ctx, "dest:1"); err != nil || wait == 0 {
+				t.Fatalf("Allow while the first request is still pending: wait %v err %v, want a wait", wait, err)
+			}
+			if err := l.Sent(ctx, slow, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			wait, err := l.Allow(ctx, "dest:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wait < 100*time.Millisecond {
+				t.Fatalf("next admission waits %s after the send, want about a full 200 ms window", wait)
+			}
+			if err := l.Wait(ctx, "dest:1"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A pending request whose process died is never reported; it stops counting once even a send at the end
+// of its InFlight time would have left the window.
+func TestAPendingRequestNeverReportedStopsCountingAfterItsInFlightTime(t *testing.T) {
+	for _, variant := range limiterVariants() {
+		t.Run(variant.name, func(t *testing.T) {
+			l := variant.new(t, ratelimit.Config{Limit: 1, Window: 100 * time.Millisecond, InFlight: 200 * time.Millisecond})
+			ctx := context.Background()
+			if _, err := l.Admit(ctx, "dest:1"); err != nil {
+				t.Fatal(err)
+			}
+			if wait, _ := l.Allow(ctx, "dest:1"); wait == 0 {
+				t.Fatal("admitted a second request while the first was pending")
+			}
+			time.Sleep(350 * time.Millisecond)
+			if wait, err := l.Allow(ctx, "dest:1"); err != nil || wait != 0 {
+				t.Fatalf("Allow after the pending request's InFlight time and a window: wait %v err %v, want admitted", wait, err)
+			}
+		})
+	}
+}
+
+// A request whose pending entry already ran out (or was lost with Redis's data) when it is reported is
+// put back, since the CRM counts it now.
+func TestSentPutsBackARequestHeldUpLongerThanItsInFlightTime(t *testing.T) {
+	for _, variant := range limiterVariants() {
+		t.Run(variant.name, func(t *testing.T) {
+			l := variant.new(t, ratelimit.Config{Limit: 2, Window: 300 * time.Millisecond, InFlight: 50 * time.Millisecond})
+			ctx := context.Background()
+			slow, err := l.Admit(ctx, "dest:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(400 * time.Millisecond) // the slow request's pending entry runs out
 			if _, err := l.Admit(ctx, "dest:1"); err != nil {
 				t.Fatal(err)
 			}
@@ -260,24 +313,27 @@ func TestSentPutsBackARequestHeldUpLongerThanTheWindow(t *testing.T) {
 // limiterVariants build a limiter with no margin over Redis alone, and with the process's own memory too.
 type limiterVariant struct {
 	name string
-	new  func(t *testing.T, limit int, window time.Duration) *ratelimit.Limiter
+	new  func(t *testing.T, cfg ratelimit.Config) *ratelimit.Limiter
 }
 
 func limiterVariants() []limiterVariant {
 	return []limiterVariant{
-		{"redis only", func(t *testing.T, limit int, window time.Duration) *ratelimit.Limiter {
-			return newLimiter(t, limit, window, nil)
+		{"redis only", func(t *testing.T, cfg ratelimit.Config) *ratelimit.Limiter {
+			return newLimiter(t, cfg)
 		}},
-		{"with the process's own memory", func(t *testing.T, limit int, window time.Duration) *ratelimit.Limiter {
-			return newLimiter(t, limit, window, &ratelimit.Local{})
+		{"with the process's own memory", func(t *testing.T, cfg ratelimit.Config) *ratelimit.Limiter {
+			cfg.Local = &ratelimit.Local{}
+			return newLimiter(t, cfg)
 		}},
 	}
 }
 
-func newLimiter(t *testing.T, limit int, window time.Duration, local *ratelimit.Local) *ratelimit.Limiter {
+// newLimiter builds cfg's limiter without a margin, under a key prefix of its own.
+func newLimiter(t *testing.T, cfg ratelimit.Config) *ratelimit.Limiter {
 	t.Helper()
 	rdb, prefix := newRedis(t)
-	l, err := ratelimit.New(rdb, ratelimit.Config{Prefix: prefix, Limit: limit, Window: window, Margin: -1, Local: local})
+	cfg.Prefix, cfg.Margin = prefix, -1
+	l, err := ratelimit.New(rdb, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
