@@ -44,9 +44,10 @@ type Config struct {
 	// a send at that last moment would have left the window.
 	InFlight time.Duration
 	// Local, when set, also holds this process's own admissions (share one Local across every Limiter of
-	// the process). Redis is the shared truth, but a Redis restart without persistence forgets the log,
-	// and the next second would then admit a full budget on top of what was just sent; with Local this
-	// process still never exceeds the limit on its own.
+	// the process). Redis is the shared truth, but a Redis restart without persistence forgets the log;
+	// Redis admits nothing for a window after it starts (see admitScript), which covers the requests
+	// every replica sent before the restart, and Local also covers this process's requests still in
+	// flight across it.
 	Local *Local
 }
 
@@ -102,6 +103,12 @@ const pendingPoll = 50 * time.Millisecond
 // trying again. ARGV: limit, window, member, how long a pending entry counts at most, 1 to admit as
 // pending (else as sent now), the poll interval (all times in microseconds).
 //
+// Nothing is admitted until the Redis server has been up for a whole window: a restart without
+// persistence forgets every replica's log, and the requests they sent just before it would otherwise
+// not count. uptime_in_seconds is whole seconds, never more than the true uptime, so the hold can only
+// run long, by under a second. A server that refuses INFO (renamed away on some hosted Redis) gets no
+// hold; each process's Local still covers its own requests.
+//
 // The wait is until the (n-limit+1)th entry can leave the window: a sent one a window after it went
 // out, a pending one no sooner than a window after its admission, and never before the next poll.
 var admitScript = redis.NewScript(`
@@ -114,6 +121,11 @@ end
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local inflight = tonumber(ARGV[4])
+local info = redis.pcall('INFO', 'server')
+local up = type(info) == 'string' and tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
+if up and up * 1000000 < window then
+  return window - up * 1000000
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - inflight - window)
 local sent = redis.call('ZCARD', KEYS[1])

@@ -13,6 +13,7 @@ import (
 
 	"github.com/leadgate/leadgate/crm/crmfake"
 	"github.com/leadgate/leadgate/crm/ratelimit"
+	"github.com/leadgate/leadgate/internal/testkit"
 )
 
 // newRedis connects to the local Redis; each test uses its own random key prefix and deletes its keys.
@@ -338,4 +339,42 @@ func newLimiter(t *testing.T, cfg ratelimit.Config) *ratelimit.Limiter {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// Two replicas share a destination's budget through Redis, which restarts and loses everything right
+// after one replica used the whole budget. The other replica, which sent nothing and so has nothing in
+// its own memory, must still not send a full budget into the same window: Redis admits nothing until
+// it has been up for a whole window.
+func TestARedisRestartHoldsEveryReplicaForAWindow(t *testing.T) {
+	const limit = 5
+	srv := testkit.RedisServer(t)
+	var replicas []*ratelimit.Limiter
+	for range 2 {
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1})
+		t.Cleanup(func() { rdb.Close() })
+		l, err := ratelimit.New(rdb, ratelimit.Config{Prefix: "test:", Limit: limit, Window: time.Second, Margin: -1, Local: &ratelimit.Local{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		replicas = append(replicas, l)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var admitted []time.Time
+	for range limit {
+		if err := replicas[0].Wait(ctx, "dest:1"); err != nil {
+			t.Fatal(err)
+		}
+		admitted = append(admitted, time.Now())
+	}
+	srv.Restart(true)
+	for range limit {
+		if err := replicas[1].Wait(ctx, "dest:1"); err != nil {
+			t.Fatal(err)
+		}
+		admitted = append(admitted, time.Now())
+	}
+	if most := crmfake.MaxInWindow(admitted, time.Second); most > limit {
+		t.Fatalf("%d admissions in one 1 s window across the restart (limit %d)", most, limit)
+	}
 }
