@@ -20,6 +20,9 @@ func requestLogger(log *slog.Logger) func(http.Handler) http.Handler {
 			if ww.Status() >= 500 {
 				lvl = slog.LevelWarn
 			}
+			if !log.Enabled(r.Context(), lvl) {
+				return // building the attributes costs allocations on every webhook
+			}
 			log.Log(r.Context(), lvl, "http", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
 				"bytes", ww.BytesWritten(), "took", time.Since(start), "request_id", middleware.GetReqID(r.Context()),
 				"client_ip", middleware.GetClientIP(r.Context()))
