@@ -71,7 +71,7 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // admission is one request's passage through the limiter. The transport may take a second connection
 // for the same request (a reused connection that turned out closed before anything was written); each
 // connection is admitted again, which spends a slot but never exceeds the limit, and the earlier
-// admission is settled as sent then.
+// admission is settled as sent just before.
 type admission struct {
 	conn   *Conn
 	ctx    context.Context
@@ -90,6 +90,9 @@ type admission struct {
 // admit waits for the limiter (when there is one), then starts the request timeout and counts the call.
 // A limiter failure cancels the request with that cause, since a ClientTrace hook cannot return an error.
 func (a *admission) admit(wire *wireConn) {
+	// A second connection for the same request: its first admission is settled before waiting again, or
+	// the request would wait on its own pending slot (at a limit of 1, until its timeout).
+	a.settle(time.Now())
 	var ticket ratelimit.Ticket
 	if a.conn.Limiter != nil {
 		var err error
@@ -103,9 +106,6 @@ func (a *admission) admit(wire *wireConn) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.settled && !a.admitted.IsZero() {
-		a.sentLocked(time.Now())
-	}
 	a.admitted, a.ticket, a.settled, a.wire = time.Now(), ticket, false, wire
 	if a.timer == nil {
 		a.timer = time.AfterFunc(requestTimeout, func() { a.cancel(errRequestTimeout) })

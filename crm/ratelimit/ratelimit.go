@@ -128,6 +128,9 @@ if up and up * 1000000 < window then
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - inflight - window)
+if redis.call('ZSCORE', KEYS[3], ARGV[3]) or redis.call('ZSCORE', KEYS[1], ARGV[3]) then
+  return 0 -- a resend of an admission that already went through (the client lost the first answer)
+end
 local sent = redis.call('ZCARD', KEYS[1])
 local pending = redis.call('ZCARD', KEYS[3])
 if sent + pending < limit then
@@ -181,6 +184,16 @@ end
 return 0
 `)
 
+// forgetScript removes an admission whose ticket was never handed out. KEYS: log, pause, pending.
+var forgetScript = redis.NewScript(`
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return 0
+`)
+
+// forgetTimeout bounds forgetScript after a failed admission.
+const forgetTimeout = time.Second
+
 // pauseScript extends (never shortens) the pause of a key to ARGV[1] milliseconds from now.
 var pauseScript = redis.NewScript(`
 local ms = tonumber(ARGV[1])
@@ -226,6 +239,11 @@ func (l *Limiter) reserve(ctx context.Context, key string, pending bool) (Ticket
 		}
 	}
 	if err != nil {
+		// The script may have run and admitted the member before the answer was lost (a read timeout, a
+		// dropped connection): nobody holds its ticket, so it would count as pending for InFlight.
+		forget, cancel := context.WithTimeout(context.WithoutCancel(ctx), forgetTimeout)
+		defer cancel()
+		_ = forgetScript.Run(forget, l.rdb, l.keys(key), t.member).Err() // best effort, like the admission
 		return Ticket{}, 0, fmt.Errorf("ratelimit: admit %s: %w", key, err)
 	}
 	if us > 0 {

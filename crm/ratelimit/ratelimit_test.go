@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -376,5 +378,46 @@ func TestARedisRestartHoldsEveryReplicaForAWindow(t *testing.T) {
 	}
 	if most := crmfake.MaxInWindow(admitted, time.Second); most > limit {
 		t.Fatalf("%d admissions in one 1 s window across the restart (limit %d)", most, limit)
+	}
+}
+
+// lostReply lets each command run on the server, then reports an error while on, as a read timeout or
+// a dropped connection does after Redis executed the command.
+type lostReply struct{ on atomic.Bool }
+
+func (h *lostReply) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *lostReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *lostReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if h.on.Load() && err == nil {
+			err = errors.New("i/o timeout (reply lost)")
+			cmd.SetErr(err)
+		}
+		return err
+	}
+}
+
+// An admission that Redis carried out but whose answer was lost hands out no ticket, so nothing would
+// ever report it sent: it must not hold a pending slot for its InFlight time.
+func TestAnAdmissionWhoseAnswerWasLostHoldsNoSlot(t *testing.T) {
+	rdb, prefix := newRedis(t)
+	lost := &lostReply{}
+	rdb.AddHook(lost)
+	l, err := ratelimit.New(rdb, ratelimit.Config{Prefix: prefix, Limit: 1, Window: time.Second, Margin: -1, InFlight: 10 * time.Second,
+		Local: &ratelimit.Local{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	lost.on.Store(true)
+	if _, err := l.Admit(ctx, "dest:1"); err == nil {
+		t.Fatal("setup: the lost answer did not surface as an error")
+	}
+	lost.on.Store(false)
+	if wait, err := l.Allow(ctx, "dest:1"); err != nil || wait != 0 {
+		t.Fatalf("after a lost admission: wait %v err %v, want admitted at once", wait, err)
 	}
 }
