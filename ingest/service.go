@@ -41,7 +41,10 @@ type Service struct {
 	Spool   *spool.Spool
 	// Group stores single-event deliveries of concurrent requests together (nil: each on its own).
 	// Its Run must be running.
-	Group   *GroupCommit
+	Group *GroupCommit
+	// Gate writes committed keys to the fast gate off the answer path (nil: each delivery writes its own
+	// keys before it is answered).
+	Gate    *GatePublisher
 	Metrics *Metrics
 	Log     *slog.Logger
 	// Window is the sliding dedupe window for content-hash keys.

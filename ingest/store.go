@@ -34,8 +34,14 @@ func (s *Service) store(ctx context.Context, src models.Source, ct string, items
 		key, windowed := idempotencyKey(src.Kind, it.DeliveryID, src.WorkspaceID, src.ID, src.Config.DedupeFields, l)
 		batch[i] = models.IngestItem{Event: ev, Key: key, Windowed: windowed}
 	}
-	if results, ok := s.fastGate(ctx, batch); ok {
-		return answer(batch, results)
+	// A delivery bound for the group statement learns whether it is a duplicate from that same statement,
+	// so reading the gate first would only add a Redis round trip to every new event; the gate is read
+	// for it when Postgres cannot answer. Deliveries stored in a transaction of their own read it first.
+	grouped := s.grouped(batch)
+	if !grouped {
+		if results, ok := s.fastGate(ctx, batch); ok {
+			return answer(batch, results)
+		}
 	}
 	results, todo := s.spooledAlready(src.WorkspaceID, batch)
 	if len(todo) > 0 {
@@ -47,6 +53,11 @@ func (s *Service) store(ctx context.Context, src models.Source, ct string, items
 			if !models.IsUnavailable(err) {
 				s.Log.Error("ingest: store", "source", src.ID, "err", err)
 				return unavailable("the event could not be stored; retry later")
+			}
+			if grouped {
+				if results, ok := s.fastGate(ctx, batch); ok {
+					return answer(batch, results)
+				}
 			}
 			return s.spoolOrRefuse(ctx, src, batch, err, now)
 		}
@@ -93,7 +104,7 @@ func (s *Service) spooledAlready(workspaceID int64, batch []models.IngestItem) (
 // storeItems commits batch[todo] in one transaction. The store sets each
 // item's final idempotency key, so the items are written back into batch.
 func (s *Service) storeItems(ctx context.Context, batch []models.IngestItem, todo []int) ([]models.IngestResult, error) {
-	if s.Group != nil && len(todo) == 1 && !batch[todo[0]].Windowed {
+	if s.grouped(batch) && len(todo) == 1 {
 		res, item, err := s.Group.Commit(ctx, batch[todo[0]])
 		batch[todo[0]] = item
 		if err != nil {
@@ -114,6 +125,12 @@ func (s *Service) storeItems(ctx context.Context, batch []models.IngestItem, tod
 		batch[i] = sub[j]
 	}
 	return res, err
+}
+
+// grouped reports whether the delivery is stored by the group statement: a single event with a
+// provider or content key outside any sliding window.
+func (s *Service) grouped(batch []models.IngestItem) bool {
+	return s.Group != nil && len(batch) == 1 && !batch[0].Windowed
 }
 
 // fastGate answers from Redis when every item's key is known to be committed.
@@ -158,26 +175,21 @@ func (s *Service) fastGate(ctx context.Context, batch []models.IngestItem) ([]mo
 func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, results []models.IngestResult) {
 	redisUp := s.redisDown.allow(s.Now())
 	if s.Redis != nil && redisUp {
-		pipe := s.Redis.Pipeline()
-		for i, r := range results {
-			if r.Duplicate {
-				continue
+		entries := s.gateEntries(batch, results)
+		switch {
+		case len(entries) == 0:
+		case s.Gate != nil:
+			s.Gate.Publish(entries...)
+		default:
+			pipe := s.Redis.Pipeline()
+			for _, e := range entries {
+				pipe.Set(ctx, e.key, e.value, e.ttl)
 			}
-			ev := batch[i].Event
-			ttl := s.GateTTL
-			if batch[i].Windowed {
-				// The window runs from the event's arrival, which for a
-				// replayed spool record may be long before this commit.
-				if ttl = s.Window - s.Now().Sub(ev.ReceivedAt); ttl <= 0 {
-					continue
-				}
+			if _, err := pipe.Exec(ctx); err != nil {
+				s.redisDown.record(err, s.Now())
+				redisUp = s.redisDown.allow(s.Now())
+				s.Log.Warn("ingest: fast gate not updated", "err", err)
 			}
-			pipe.Set(ctx, gateKey(ev.WorkspaceID, batch[i].Key), r.EventID+"|"+ev.IdempotencyKey, ttl)
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			s.redisDown.record(err, s.Now())
-			redisUp = s.redisDown.allow(s.Now())
-			s.Log.Warn("ingest: fast gate not updated", "err", err)
 		}
 	}
 	for i, r := range results {
@@ -198,6 +210,27 @@ func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, re
 			s.Log.Warn("ingest: enqueue failed; the sweep will retry", "event", r.EventID, "err", err)
 		}
 	}
+}
+
+// gateEntries are the fast-gate keys of the newly committed items.
+func (s *Service) gateEntries(batch []models.IngestItem, results []models.IngestResult) []gateEntry {
+	entries := make([]gateEntry, 0, len(results))
+	for i, r := range results {
+		if r.Duplicate {
+			continue
+		}
+		ev := batch[i].Event
+		ttl := s.GateTTL
+		if batch[i].Windowed {
+			// The window runs from the event's arrival, which for a
+			// replayed spool record may be long before this commit.
+			if ttl = s.Window - s.Now().Sub(ev.ReceivedAt); ttl <= 0 {
+				continue
+			}
+		}
+		entries = append(entries, gateEntry{key: gateKey(ev.WorkspaceID, batch[i].Key), value: r.EventID + "|" + ev.IdempotencyKey, ttl: ttl})
+	}
+	return entries
 }
 
 // errRedisPaused explains an enqueue skipped while the Redis breaker is open.

@@ -52,6 +52,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 // runRoles runs the parts of a process its role asks for until ctx ends.
 func runRoles(ctx context.Context, a *app.App, role string) error {
 	g, ctx := errgroup.WithContext(ctx)
+	if a.Cfg.DebugAddr != "" {
+		g.Go(func() error { return a.ServeProfiler(ctx) })
+	}
 	if role == "all" || role == "web" {
 		g.Go(func() error { return a.ServeHTTP(ctx) })
 		if a.Ingest.Spool != nil {

@@ -92,6 +92,7 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 		Queue:   a.Queue,
 		Spool:   a.Spool,
 		Group:   &ingest.GroupCommit{Store: store, Log: log},
+		Gate:    &ingest.GatePublisher{Redis: a.Redis, Log: log},
 		Metrics: ingest.NewMetrics(a.Registry),
 		Log:     log,
 		Window:  cfg.IdempotencyWindow,
@@ -119,6 +120,7 @@ func (a *App) Close() {
 	if a.Spool != nil {
 		a.Spool.Close()
 	}
+	a.Ingest.Gate.Close() // the last committed keys, before Redis goes
 	a.Asynq.Close()
 	a.Redis.Close()
 }

@@ -140,6 +140,33 @@ func TestIngestPostgresDownWithSpool(t *testing.T) {
 	}
 }
 
+// A retry of a delivery that was stored before Postgres went away is answered "duplicate" with the
+// stored event's id from the Redis fast gate, not spooled as a new event, and counted once Postgres
+// takes writes again.
+func TestARetryDuringAPostgresOutageIsAnsweredFromTheFastGate(t *testing.T) {
+	h := newHarness(t, opts{pgProxy: true, spool: true})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	d := h.swDelivery(src, "stored-before", `{"email":"before@example.com"}`)
+	id := h.accept(d, "queued")
+	h.gateValue("standard-webhooks:stored-before")
+
+	h.pg.Cut()
+	if got := h.accept(d, "duplicate"); got != id {
+		t.Fatalf("retry during the outage answered %s, want the stored id %s", got, id)
+	}
+	if n := h.app.Spool.Pending(); n != 0 {
+		t.Fatalf("spool holds %d records, want none: the retry is not a new event", n)
+	}
+	h.pg.Restore()
+	h.accept(h.swDelivery(src, "after", `{"email":"after@example.com"}`), "queued")
+	if n := h.rowsWithID(id); n != 1 {
+		t.Fatalf("event %s is in the inbox %d times, want once", id, n)
+	}
+	if st := h.stats(); st.Received != 3 || st.Accepted != 2 || st.Duplicates != 1 {
+		t.Fatalf("stats %+v, want received=3 accepted=2 duplicates=1", st)
+	}
+}
+
 // TestIngestRedisDown: without Redis the event is still stored and answered
 // 200 (and retries still dedupe in Postgres); once Redis is back the
 // stranded sweep enqueues it exactly once.

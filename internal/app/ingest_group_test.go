@@ -170,18 +170,33 @@ func (h *harness) wsID() int64 {
 	return w.ID
 }
 
-// A delivery stored by the group committer is published to the Redis fast gate before its sender is
-// answered (by the committer, one pipeline per group), so a retry right after the answer is a gate hit.
+// A delivery stored by the group committer is published to the Redis fast gate right after its commit
+// (off the answer path, one pipeline for the keys committed meanwhile), so a retry during a later
+// Postgres outage can still be answered.
 func TestGroupCommittedKeyIsOnTheFastGate(t *testing.T) {
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	id := h.accept(h.swDelivery(src, "msg_gate_1", `{"email":"gate@example.com"}`), "queued")
-	got, err := h.rdb.Get(context.Background(), fmt.Sprintf("lg:idem:%d:%s", h.wsID(), "standard-webhooks:msg_gate_1")).Result()
-	if err != nil {
-		keys, _ := h.rdb.Keys(context.Background(), "lg:idem:*").Result()
-		t.Fatalf("fast gate has no key for the delivery (%v); keys: %v", err, keys)
-	}
+	got := h.gateValue("standard-webhooks:msg_gate_1")
 	if !strings.HasPrefix(got, id+"|") {
 		t.Fatalf("fast gate holds %q, want the event id %s", got, id)
+	}
+}
+
+// gateValue waits up to 5 s for the fast-gate key of an idempotency key and returns its value.
+func (h *harness) gateValue(key string) string {
+	h.t.Helper()
+	gk := fmt.Sprintf("lg:idem:%d:%s", h.wsID(), key)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, err := h.rdb.Get(context.Background(), gk).Result()
+		if err == nil {
+			return got
+		}
+		if time.Now().After(deadline) {
+			keys, _ := h.rdb.Keys(context.Background(), "lg:idem:*").Result()
+			h.t.Fatalf("fast gate has no key %s (%v); keys: %v", gk, err, keys)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

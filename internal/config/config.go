@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -25,8 +26,11 @@ type Config struct {
 	DatabaseURL string // LEADGATE_DATABASE_URL
 	RedisURL    string // LEADGATE_REDIS_URL
 	Addr        string // LEADGATE_ADDR
-	SecretKey   string // LEADGATE_SECRET_KEY (or LEADGATE_SECRET_KEY_FILE)
-	PublicURL   string // LEADGATE_PUBLIC_URL
+	// DebugAddr serves Go's profiler (net/http/pprof) on its own listener; empty: off. Only loopback
+	// addresses are accepted: profiles reveal payload contents in memory.
+	DebugAddr string // LEADGATE_DEBUG_ADDR
+	SecretKey string // LEADGATE_SECRET_KEY (or LEADGATE_SECRET_KEY_FILE)
+	PublicURL string // LEADGATE_PUBLIC_URL
 	// SpoolDir holds fsynced deliveries while Postgres is down; "off" disables it.
 	SpoolDir string // LEADGATE_SPOOL_DIR [data/spool]
 	// MaxBodyBytes caps a webhook body (413 beyond it).
@@ -68,6 +72,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		SecretKey:   getenv("LEADGATE_SECRET_KEY"),
 		PublicURL:   strings.TrimRight(cmp.Or(getenv("LEADGATE_PUBLIC_URL"), "http://localhost:8080"), "/"),
 		SpoolDir:    cmp.Or(getenv("LEADGATE_SPOOL_DIR"), "data/spool"),
+		DebugAddr:   getenv("LEADGATE_DEBUG_ADDR"),
 	}
 	var errs []error
 	if f := getenv("LEADGATE_SECRET_KEY_FILE"); f != "" && c.SecretKey == "" {
@@ -89,6 +94,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	errs = append(errs, checkURL("LEADGATE_REDIS_URL", c.RedisURL, "redis", "rediss"))
 	errs = append(errs, checkURL("LEADGATE_PUBLIC_URL", c.PublicURL, "http", "https"))
 	c.SecureCookies = strings.HasPrefix(c.PublicURL, "https://")
+	errs = append(errs, wrapErr("LEADGATE_DEBUG_ADDR", checkLoopback(c.DebugAddr)))
 
 	var err error
 	c.MaxBodyBytes, err = intVar(getenv, "LEADGATE_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)
@@ -172,4 +178,22 @@ func durationVar(getenv func(string) string, name string, def time.Duration) (ti
 		return def, fmt.Errorf("%s: %q must be a positive duration such as 1h or 90m", name, raw)
 	}
 	return d, nil
+}
+
+// checkLoopback accepts "" or a host:port whose host is a loopback address or localhost.
+func checkLoopback(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q must be host:port, e.g. 127.0.0.1:6060", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%q: port %q is not a port number", addr, port)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%q: the profiler listens on loopback only (127.0.0.1, ::1 or localhost)", addr)
+	}
+	return nil
 }

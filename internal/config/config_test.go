@@ -92,3 +92,28 @@ func TestEgressAllowedHosts(t *testing.T) {
 		t.Fatalf("a URL entry: err %v, want one naming the setting", err)
 	}
 }
+
+func TestTheProfilerListensOnLoopbackOnly(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"", true},
+		{"127.0.0.1:6060", true},
+		{"[::1]:6060", true},
+		{"localhost:6060", true},
+		{":6060", false},
+		{"0.0.0.0:6060", false},
+		{"10.0.0.5:6060", false},
+		{"127.0.0.1", false},
+		{"127.0.0.1:http-alt", false},
+	} {
+		c, err := FromEnv(env(map[string]string{"LEADGATE_DEBUG_ADDR": tc.addr}))
+		if tc.ok && (err != nil || c.DebugAddr != tc.addr) {
+			t.Errorf("%q refused: %v", tc.addr, err)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "LEADGATE_DEBUG_ADDR")) {
+			t.Errorf("%q accepted (err %v)", tc.addr, err)
+		}
+	}
+}
