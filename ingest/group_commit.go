@@ -8,13 +8,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/leadgate/leadgate/models"
 )
 
 // GroupCommit stores the single-event deliveries of concurrent requests together: while one group's
-// statement runs, the deliveries arriving meanwhile queue up and go out as the next group. Under load one
-// statement and one commit (one WAL flush) then serve tens of senders instead of one each; at low load a
-// group is a single delivery and adds no wait, because nothing ever waits for a group to fill.
+// statement runs, the deliveries arriving meanwhile queue up and go out as the next group, when that
+// statement is done or has run for Stagger. Under load one statement and one commit (one WAL flush) then
+// serve tens of senders instead of one each; at low load a group is a single delivery and adds no wait,
+// because nothing ever waits for a group to fill.
 type GroupCommit struct {
 	Store *models.Store
 	Log   *slog.Logger
@@ -23,12 +26,20 @@ type GroupCommit struct {
 	// Committers is how many groups may be in flight at once (default 4), so that one slow commit does
 	// not hold every sender.
 	Committers int
+	// Stagger is how long a group's statement runs before the next group may start beside it (default
+	// 20 ms). Until then the deliveries arriving meanwhile wait and leave together: measured on two
+	// cores, groups cut as soon as any committer was free were about two deliveries each, and Postgres
+	// spent 30 % more CPU per delivery on their statements than with one group at a time.
+	Stagger time.Duration
+	// Sizes observes each group's size (nil: not observed).
+	Sizes prometheus.Observer
 	// Timeout bounds one group's statements (default 10 s); a sender that gives up earlier does not
 	// cancel the group for the others.
 	Timeout time.Duration
 
 	once sync.Once
 	reqs chan groupRequest
+	turn chan struct{} // the committer holding it collects the next group
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 }
@@ -60,7 +71,12 @@ func (g *GroupCommit) start() {
 		if g.Timeout <= 0 {
 			g.Timeout = 10 * time.Second
 		}
+		if g.Stagger <= 0 {
+			g.Stagger = 20 * time.Millisecond
+		}
 		g.reqs = make(chan groupRequest, g.MaxGroup*g.Committers)
+		g.turn = make(chan struct{}, 1)
+		g.turn <- struct{}{}
 		ctx, cancel := context.WithCancel(context.Background())
 		g.stop = cancel
 		for range g.Committers {
@@ -100,12 +116,20 @@ func (g *GroupCommit) Commit(ctx context.Context, item models.IngestItem) (model
 	}
 }
 
+// commitLoop collects a group while it holds the turn and keeps the turn until its statement is done or
+// has run for Stagger, whichever comes first; then the next free committer collects the next group.
 func (g *GroupCommit) commitLoop(ctx context.Context) {
 	group := make([]groupRequest, 0, g.MaxGroup)
 	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.turn:
+		}
 		group = group[:0]
 		select {
 		case <-ctx.Done():
+			g.turn <- struct{}{}
 			return
 		case r := <-g.reqs:
 			group = append(group, r)
@@ -119,7 +143,12 @@ func (g *GroupCommit) commitLoop(ctx context.Context) {
 				break fill
 			}
 		}
+		var pass sync.Once
+		passTurn := func() { pass.Do(func() { g.turn <- struct{}{} }) }
+		slow := time.AfterFunc(g.Stagger, passTurn)
 		g.commit(ctx, group)
+		slow.Stop()
+		passTurn()
 	}
 }
 
@@ -132,6 +161,9 @@ func (g *GroupCommit) commit(ctx context.Context, group []groupRequest) {
 	items := make([]models.IngestItem, len(group))
 	for i, r := range group {
 		items[i] = r.item
+	}
+	if g.Sizes != nil {
+		g.Sizes.Observe(float64(len(group)))
 	}
 	results, err := g.Store.IngestStoreGroup(cctx, items)
 	if err == nil {

@@ -10,6 +10,7 @@ type Metrics struct {
 	Spooled    prometheus.Counter
 	Replayed   prometheus.Counter
 	EnqueueErr prometheus.Counter
+	GroupSize  prometheus.Histogram // deliveries per group statement
 }
 
 // NewMetrics creates and registers the instruments.
@@ -27,7 +28,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Spooled:    prometheus.NewCounter(prometheus.CounterOpts{Name: "leadgate_ingest_spooled_total", Help: "Events written to the local spool while Postgres was unavailable."}),
 		Replayed:   prometheus.NewCounter(prometheus.CounterOpts{Name: "leadgate_ingest_spool_replayed_total", Help: "Spooled events replayed into Postgres."}),
 		EnqueueErr: prometheus.NewCounter(prometheus.CounterOpts{Name: "leadgate_ingest_enqueue_errors_total", Help: "Apply tasks not enqueued after commit (repaired by the stranded-event sweep)."}),
+		GroupSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "leadgate_ingest_group_size",
+			Help:    "Deliveries stored by one group statement (concurrent single-event deliveries share a statement and a commit).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+		}),
 	}
-	reg.MustRegister(m.Deliveries, m.Latency, m.Spooled, m.Replayed, m.EnqueueErr)
+	reg.MustRegister(m.Deliveries, m.Latency, m.Spooled, m.Replayed, m.EnqueueErr, m.GroupSize)
 	return m
 }

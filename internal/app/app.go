@@ -45,6 +45,8 @@ type App struct {
 	Redis    *redis.Client
 	RedisOpt asynq.RedisConnOpt
 	Asynq    *asynq.Client
+	// Enqueues sends the enqueue scripts of concurrent asynq calls to Redis together.
+	Enqueues *jobs.EnqueuePipeline
 	Queue    jobs.Queue
 	Box      *secretbox.Box
 	Spool    *spool.Spool
@@ -69,7 +71,8 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 	if a.RedisOpt, err = asynq.ParseRedisURI(cfg.RedisURL); err != nil {
 		return nil, fmt.Errorf("LEADGATE_REDIS_URL: %w", err)
 	}
-	a.Asynq = asynq.NewClientFromRedisClient(a.Redis)
+	a.Enqueues = jobs.NewEnqueuePipeline(a.Redis)
+	a.Asynq = asynq.NewClientFromRedisClient(a.Enqueues)
 	a.Queue = jobs.Queue{Client: a.Asynq}
 	if a.Box, err = secretbox.New(cfg.SecretKey); err != nil {
 		return nil, err
@@ -84,6 +87,7 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 	// workspace's admin adds its own hosts for those).
 	a.Guards.Guards.Base.AllowedHosts = cfg.EgressAllowedHosts
 	a.Egress = egress.Outbound(cfg.EgressAllowedHosts)
+	ingestMetrics := ingest.NewMetrics(a.Registry)
 	a.Ingest = &ingest.Service{
 		Filters: a.Guards.Filters,
 		Store:   store,
@@ -91,9 +95,9 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 		Redis:   a.Redis,
 		Queue:   a.Queue,
 		Spool:   a.Spool,
-		Group:   &ingest.GroupCommit{Store: store, Log: log},
+		Group:   &ingest.GroupCommit{Store: store, Log: log, Sizes: ingestMetrics.GroupSize},
 		Gate:    &ingest.GatePublisher{Redis: a.Redis, Log: log},
-		Metrics: ingest.NewMetrics(a.Registry),
+		Metrics: ingestMetrics,
 		Log:     log,
 		Window:  cfg.IdempotencyWindow,
 		GateTTL: 24 * time.Hour,
@@ -122,6 +126,7 @@ func (a *App) Close() {
 	}
 	a.Ingest.Gate.Close() // the last committed keys, before Redis goes
 	a.Asynq.Close()
+	a.Enqueues.Stop()
 	a.Redis.Close()
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/models"
@@ -198,5 +199,73 @@ func (h *harness) gateValue(key string) string {
 			h.t.Fatalf("fast gate has no key %s (%v); keys: %v", gk, err, keys)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// While a group's statement runs, the deliveries arriving meanwhile wait for it up to the stagger and
+// then leave together as one group, beside it: a statement held up (here by another transaction that
+// claimed the same key and has not finished) delays the others by the stagger, not by its own length.
+func TestDeliveriesBehindAHeldUpStatementLeaveTogetherAfterTheStagger(t *testing.T) {
+	h := newHarness(t, opts{})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	ws := h.wsID()
+	const stagger = 300 * time.Millisecond
+	var mu sync.Mutex
+	var sizes []int
+	g := &ingest.GroupCommit{Store: h.store, Log: testLogger(), Committers: 4, Stagger: stagger,
+		Sizes: prometheus.ObserverFunc(func(v float64) { mu.Lock(); sizes = append(sizes, int(v)); mu.Unlock() })}
+	defer g.Close()
+
+	holder := h.store.DB().Begin()
+	if err := holder.Exec(`INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id) VALUES (?, 'p:held', ?, ?)`,
+		ws, uuid.Must(uuid.NewV7()).String(), src.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	heldDone := make(chan error, 1)
+	began := time.Now()
+	go func() {
+		_, _, err := g.Commit(context.Background(), groupItem(ws, src.ID, "p:held", "held@example.com"))
+		heldDone <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the held item's group is out
+
+	const n = 10
+	var wg sync.WaitGroup
+	answered := make([]time.Duration, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, _, errs[i] = g.Commit(context.Background(), groupItem(ws, src.ID, fmt.Sprintf("p:behind-%d", i), fmt.Sprintf("behind%d@example.com", i)))
+			answered[i] = time.Since(began)
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-heldDone:
+		t.Fatalf("the held-up delivery was answered (%v) while its key was still claimed elsewhere", err)
+	default:
+	}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("delivery %d behind the held-up statement: %v", i, errs[i])
+		}
+		if answered[i] < stagger {
+			t.Errorf("delivery %d was answered %s after the held-up statement began, before the %s stagger", i, answered[i], stagger)
+		}
+	}
+	mu.Lock()
+	if len(sizes) != 2 || sizes[0] != 1 || sizes[1] != n {
+		t.Errorf("group sizes %v, want [1 %d]: the deliveries behind the held-up one leave together", sizes, n)
+	}
+	mu.Unlock()
+
+	if err := holder.Rollback().Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-heldDone; err != nil {
+		t.Fatalf("the held-up delivery, once its key was free: %v", err)
+	}
+	if got := h.inboxCount(); got != n+1 {
+		t.Fatalf("inbox holds %d events, want %d", got, n+1)
 	}
 }
