@@ -111,10 +111,15 @@ func (p *GatePublisher) run() {
 
 // fill takes what is already queued, up to MaxBatch, without waiting for more.
 func (p *GatePublisher) fill(batch []gateEntry) []gateEntry {
-	for len(batch) < p.MaxBatch {
+	return takeQueued(p.keys, batch, p.MaxBatch)
+}
+
+// takeQueued appends what is already waiting on ch to batch, up to max items, without waiting for more.
+func takeQueued[T any](ch <-chan T, batch []T, max int) []T {
+	for len(batch) < max {
 		select {
-		case e := <-p.keys:
-			batch = append(batch, e)
+		case v := <-ch:
+			batch = append(batch, v)
 		default:
 			return batch
 		}

@@ -134,15 +134,7 @@ func (g *GroupCommit) commitLoop(ctx context.Context) {
 		case r := <-g.reqs:
 			group = append(group, r)
 		}
-	fill:
-		for len(group) < g.MaxGroup {
-			select {
-			case r := <-g.reqs:
-				group = append(group, r)
-			default:
-				break fill
-			}
-		}
+		group = takeQueued(g.reqs, group, g.MaxGroup)
 		var pass sync.Once
 		passTurn := func() { pass.Do(func() { g.turn <- struct{}{} }) }
 		slow := time.AfterFunc(g.Stagger, passTurn)
