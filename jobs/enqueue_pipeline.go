@@ -22,10 +22,11 @@ type EnqueuePipeline struct {
 	MaxBatch int
 	InFlight int
 
-	once  sync.Once
-	calls chan scriptCall // unbuffered: a call is either taken by a sender loop or not sent at all
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	once     sync.Once
+	stopOnce sync.Once
+	calls    chan scriptCall // unbuffered: a call is either taken by a sender loop or not sent at all
+	stop     chan struct{}
+	wg       sync.WaitGroup
 
 	roundTrips atomic.Int64
 }
@@ -91,11 +92,7 @@ func (p *EnqueuePipeline) RoundTrips() int64 { return p.roundTrips.Load() }
 // Stop ends the sender loops after the pipelines in flight; later calls go straight to Redis.
 func (p *EnqueuePipeline) Stop() {
 	p.start()
-	select {
-	case <-p.stop:
-	default:
-		close(p.stop)
-	}
+	p.stopOnce.Do(func() { close(p.stop) })
 	p.wg.Wait()
 }
 
