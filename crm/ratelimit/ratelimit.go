@@ -105,8 +105,10 @@ const pendingPoll = 50 * time.Millisecond
 //
 // Nothing is admitted until the Redis server has been up for a whole window: a restart without
 // persistence forgets every replica's log, and the requests they sent just before it would otherwise
-// not count. uptime_in_seconds is whole seconds, never more than the true uptime, so the hold can only
-// run long, by under a second. A server that refuses INFO (renamed away on some hosted Redis) gets no
+// not count. uptime_in_seconds is the difference of two whole-second clocks (now and the start, each
+// truncated), so it can run up to a second ahead of the true uptime: a server started at 10.9 s reports
+// 1 at 11.0 s. The hold therefore lasts until uptime_in_seconds - 1 covers the window, between one window
+// and a window plus a second. A server that refuses INFO (renamed away on some hosted Redis) gets no
 // hold; each process's Local still covers its own requests.
 //
 // The wait is until the (n-limit+1)th entry can leave the window: a sent one a window after it went
@@ -123,8 +125,8 @@ local window = tonumber(ARGV[2])
 local inflight = tonumber(ARGV[4])
 local info = redis.pcall('INFO', 'server')
 local up = type(info) == 'string' and tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
-if up and up * 1000000 < window then
-  return window - up * 1000000
+if up and (up - 1) * 1000000 < window then
+  return window - (up - 1) * 1000000
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - inflight - window)
