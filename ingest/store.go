@@ -245,6 +245,7 @@ func (s *Service) spoolOrRefuse(ctx context.Context, src models.Source, batch []
 	}
 	results := make([]models.IngestResult, len(batch))
 	var recs []spool.Record
+	var recItem []int // batch index of each record
 	for i, it := range batch {
 		if id, ok := s.Spool.Lookup(src.WorkspaceID, it.Key); ok {
 			s.uncounted.addSpooled(id)
@@ -256,10 +257,22 @@ func (s *Service) spoolOrRefuse(ctx context.Context, src models.Source, batch []
 			return errorAnswer(http.StatusBadRequest, "malformed", "event could not be encoded")
 		}
 		recs = append(recs, spool.Record{ID: it.Event.ID, WorkspaceID: src.WorkspaceID, SourceID: src.ID, IdempotencyKey: it.Key, Data: data, SpooledAt: now})
+		recItem = append(recItem, i)
 		results[i] = models.IngestResult{EventID: it.Event.ID}
 	}
 	if len(recs) > 0 {
-		if err := s.Spool.Append(ctx, recs); err != nil {
+		err := s.Spool.Append(ctx, recs)
+		var dup *spool.DuplicateError
+		if errors.As(err, &dup) {
+			// A concurrent delivery of the same key (a sender's retry racing its first attempt) was
+			// spooled first: these are its duplicates, and the rest of the batch still goes in.
+			recs = s.spooledMeanwhile(dup, recs, recItem, results)
+			err = nil
+			if len(recs) > 0 {
+				err = s.Spool.Append(ctx, recs)
+			}
+		}
+		if err != nil {
 			s.Log.Error("ingest: spool append", "err", err)
 			return unavailable("leadgate cannot store events right now; retry later")
 		}
@@ -271,6 +284,25 @@ func (s *Service) spoolOrRefuse(ctx context.Context, src models.Source, batch []
 	a := answer(batch, results)
 	a.Outcome = "spooled"
 	return a
+}
+
+// spooledMeanwhile answers the records a concurrent append spooled first as duplicates of the spooled
+// events (recItem maps each record to its batch index) and returns the records still to append.
+func (s *Service) spooledMeanwhile(dup *spool.DuplicateError, recs []spool.Record, recItem []int, results []models.IngestResult) []spool.Record {
+	spooled := make(map[int]string, len(dup.Duplicates))
+	for _, d := range dup.Duplicates {
+		spooled[d.Index] = d.EventID
+	}
+	var rest []spool.Record
+	for j, r := range recs {
+		if id, ok := spooled[j]; ok {
+			s.uncounted.addSpooled(id)
+			results[recItem[j]] = models.IngestResult{EventID: id, Duplicate: true}
+			continue
+		}
+		rest = append(rest, r)
+	}
+	return rest
 }
 
 // answer renders CONTRACT.md's single- or multi-event answer.

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 )
@@ -209,5 +210,38 @@ func TestIngestRedisDown(t *testing.T) {
 	}
 	if code, status := h.ready(); code != http.StatusOK || status != "ready" {
 		t.Fatalf("readyz after Redis returned: %d %s, want 200 ready", code, status)
+	}
+}
+
+// Concurrent attempts of one delivery while Postgres is down (a sender's retry racing its first attempt)
+// are all answered 200: one spools the event, the others are its duplicates with the same id.
+func TestConcurrentRetriesDuringAPostgresOutageAreDuplicatesOfTheSpooledEvent(t *testing.T) {
+	h := newHarness(t, opts{pgProxy: true, spool: true})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	h.accept(h.swDelivery(src, "warm", `{"email":"warm@example.com"}`), "queued") // caches the source
+
+	h.pg.Cut()
+	d := h.swDelivery(src, "raced", `{"email":"raced@example.com"}`)
+	const n = 20
+	answers := make([]reply, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { answers[i] = h.send(d) })
+	}
+	wg.Wait()
+	ids := map[string]int{}
+	statuses := map[string]int{}
+	for _, a := range answers {
+		if a.Status != http.StatusOK {
+			t.Fatalf("an attempt during the outage answered %s, want 200", a)
+		}
+		ids[a.str("event_id")]++
+		statuses[a.str("status")]++
+	}
+	if len(ids) != 1 || statuses["queued"] != 1 || statuses["duplicate"] != n-1 {
+		t.Fatalf("answers: ids %v, statuses %v; want one id, 1 queued and %d duplicates", ids, statuses, n-1)
+	}
+	if p := h.app.Spool.Pending(); p != 1 {
+		t.Fatalf("spool holds %d records, want 1", p)
 	}
 }
