@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/leadgate/leadgate/internal/queued"
 )
 
 // GatePublisher writes committed idempotency keys to the Redis fast gate off the answer path. Senders
@@ -104,33 +106,15 @@ func (p *GatePublisher) run() {
 			p.drain(batch)
 			return
 		}
-		batch = p.fill(batch)
+		batch = queued.Take(p.keys, batch, p.MaxBatch)
 		p.write(batch)
 	}
-}
-
-// fill takes what is already queued, up to MaxBatch, without waiting for more.
-func (p *GatePublisher) fill(batch []gateEntry) []gateEntry {
-	return takeQueued(p.keys, batch, p.MaxBatch)
-}
-
-// takeQueued appends what is already waiting on ch to batch, up to max items, without waiting for more.
-func takeQueued[T any](ch <-chan T, batch []T, max int) []T {
-	for len(batch) < max {
-		select {
-		case v := <-ch:
-			batch = append(batch, v)
-		default:
-			return batch
-		}
-	}
-	return batch
 }
 
 // drain writes everything still queued when the publisher stops.
 func (p *GatePublisher) drain(batch []gateEntry) {
 	for {
-		batch = p.fill(batch[:0])
+		batch = queued.Take(p.keys, batch[:0], p.MaxBatch)
 		if len(batch) == 0 {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/leadgate/leadgate/internal/queued"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -134,7 +135,7 @@ func (g *GroupCommit) commitLoop(ctx context.Context) {
 		case r := <-g.reqs:
 			group = append(group, r)
 		}
-		group = takeQueued(g.reqs, group, g.MaxGroup)
+		group = queued.Take(g.reqs, group, g.MaxGroup)
 		var pass sync.Once
 		passTurn := func() { pass.Do(func() { g.turn <- struct{}{} }) }
 		slow := time.AfterFunc(g.Stagger, passTurn)

@@ -30,7 +30,8 @@ type Enqueuer interface {
 }
 
 // Service is the ingest pipeline. All fields are required except Spool (nil:
-// answer 503 when Postgres is down) and Redis (nil: no fast gate).
+// answer 503 when Postgres is down), Redis (nil: the fast gate is not read) and Gate (nil: it is not
+// written).
 type Service struct {
 	Store   *models.Store
 	Sources *SourceCache
@@ -42,8 +43,7 @@ type Service struct {
 	// Group stores single-event deliveries of concurrent requests together (nil: each on its own).
 	// Its Run must be running.
 	Group *GroupCommit
-	// Gate writes committed keys to the fast gate off the answer path (nil: each delivery writes its own
-	// keys before it is answered).
+	// Gate writes committed keys to the fast gate off the answer path (nil: the gate is only read).
 	Gate    *GatePublisher
 	Metrics *Metrics
 	Log     *slog.Logger

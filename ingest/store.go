@@ -174,23 +174,8 @@ func (s *Service) fastGate(ctx context.Context, batch []models.IngestItem) ([]mo
 // Postgres still deduplicates.
 func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, results []models.IngestResult) {
 	redisUp := s.redisDown.allow(s.Now())
-	if s.Redis != nil && redisUp {
-		entries := s.gateEntries(batch, results)
-		switch {
-		case len(entries) == 0:
-		case s.Gate != nil:
-			s.Gate.Publish(entries...)
-		default:
-			pipe := s.Redis.Pipeline()
-			for _, e := range entries {
-				pipe.Set(ctx, e.key, e.value, e.ttl)
-			}
-			if _, err := pipe.Exec(ctx); err != nil {
-				s.redisDown.record(err, s.Now())
-				redisUp = s.redisDown.allow(s.Now())
-				s.Log.Warn("ingest: fast gate not updated", "err", err)
-			}
-		}
+	if s.Gate != nil && redisUp {
+		s.Gate.Publish(s.gateEntries(batch, results)...)
 	}
 	for i, r := range results {
 		if r.Duplicate || batch[i].Event.Status != models.EventPending {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/leadgate/leadgate/internal/queued"
 )
 
 // EnqueuePipeline is the Redis client leadgate gives asynq's Client: the Lua scripts of concurrent
@@ -106,16 +108,7 @@ func (p *EnqueuePipeline) sendLoop() {
 		case <-p.stop:
 			return
 		}
-	fill:
-		for len(batch) < p.MaxBatch {
-			select {
-			case c := <-p.calls:
-				batch = append(batch, c)
-			default:
-				break fill
-			}
-		}
-		p.send(batch)
+		p.send(queued.Take(p.calls, batch, p.MaxBatch))
 	}
 }
 

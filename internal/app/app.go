@@ -231,19 +231,24 @@ func (a *App) ServeHTTP(ctx context.Context) error {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
+	err := serveUntilDone(ctx, srv, 15*time.Second, "http")
+	a.Ingest.Group.Close() // after the last request: nothing is waiting on a group any more
+	return err
+}
+
+// serveUntilDone serves srv until ctx ends, then shuts it down, giving requests in flight up to grace.
+func serveUntilDone(ctx context.Context, srv *http.Server, grace time.Duration, name string) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("http: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
-	err := srv.Shutdown(shutdownCtx)
-	a.Ingest.Group.Close() // after the last request: nothing is waiting on a group any more
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("http shutdown: %w", err)
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("%s shutdown: %w", name, err)
 	}
 	return nil
 }

@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/http/pprof"
 	"time"
@@ -20,18 +18,6 @@ func (a *App) ServeProfiler(ctx context.Context) error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Addr: a.Cfg.DebugAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
 	a.Log.Info("profiler listening", "addr", a.Cfg.DebugAddr)
-	select {
-	case err := <-errc:
-		return fmt.Errorf("profiler: %w", err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("profiler shutdown: %w", err)
-	}
-	return nil
+	return serveUntilDone(ctx, srv, 5*time.Second, "profiler")
 }
