@@ -26,6 +26,12 @@ const (
 	Invalid
 	// NotFound: a remote id that no longer exists.
 	NotFound
+	// Setup: a fault of the destination itself rather than of one contact (a loop-breaker or stage
+	// field the account lacks, a mapped field that does not exist): every contact would fail the same
+	// way, so the destination pauses with the reason and holds its work.
+	Setup
+	// Quota: the destination's daily request quota is used up; RetryAfter runs to its reset.
+	Quota
 )
 
 // String names the class as dead letters and metrics do.
@@ -41,6 +47,10 @@ func (c Class) String() string {
 		return "invalid"
 	case NotFound:
 		return "not_found"
+	case Setup:
+		return "setup"
+	case Quota:
+		return "quota"
 	default:
 		return "unknown"
 	}
