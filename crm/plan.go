@@ -143,11 +143,6 @@ func sameValue(a, b string) bool {
 	return isPhoneLike(a) && isPhoneLike(b) && digits(a) == digits(b)
 }
 
-// samePhone reports whether a remote phone is exactly our E.164 phone (after dropping formatting).
-func samePhone(remote, ours string) bool {
-	return ours != "" && digits(remote) == digits(ours)
-}
-
 func isPhoneLike(s string) bool {
 	if len(digits(s)) < 7 {
 		return false
