@@ -20,6 +20,9 @@ type apiClient struct {
 	http   *http.Client
 	base   string // without a trailing slash
 	header http.Header
+	// classify, when set, refines the class of a non-2xx answer with the CRM's own signals (HubSpot: a 429
+	// naming its daily policy, a property the account lacks).
+	classify func(e *Error, header http.Header, body []byte)
 }
 
 // call is one request: path is joined to base; in is JSON-encoded when non-nil; a 2xx body is decoded into
@@ -73,6 +76,9 @@ func (a *apiClient) do(ctx context.Context, c call, calls *int) (int, error) {
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := classifyStatus(resp.StatusCode, resp.Header, raw)
+		if a.classify != nil {
+			a.classify(e, resp.Header, raw)
+		}
 		e.Message = op + ": " + e.Message
 		return resp.StatusCode, e
 	}

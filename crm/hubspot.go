@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // hsNative maps leadgate built-in names to HubSpot contact properties.
@@ -31,6 +32,9 @@ type hubSpot struct {
 
 	mu             sync.Mutex
 	lifecycleOrder map[string]int // lifecyclestage option -> displayOrder, loaded when first needed
+	zone           *time.Location // the account's time zone (daily quota reset), nil until read
+	zoneTried      time.Time      // when the account details were last asked for
+	nextSearch     time.Time      // the earliest time of this adapter's next search
 }
 
 func newHubSpot(cfg Config) (*hubSpot, error) {
@@ -44,9 +48,11 @@ func newHubSpot(cfg Config) (*hubSpot, error) {
 	if cfg.StageField == "" {
 		cfg.StageField = hsLifecycle
 	}
-	h := http.Header{}
-	h.Set("Authorization", "Bearer "+cfg.APIToken)
-	return &hubSpot{cfg: cfg, api: &apiClient{http: cfg.HTTPClient, base: base, header: h}}, nil
+	hdr := http.Header{}
+	hdr.Set("Authorization", "Bearer "+cfg.APIToken)
+	h := &hubSpot{cfg: cfg}
+	h.api = &apiClient{http: cfg.HTTPClient, base: base, header: hdr, classify: h.classify}
+	return h, nil
 }
 
 func (h *hubSpot) Kind() string  { return KindHubSpot }
@@ -54,7 +60,7 @@ func (h *hubSpot) MaxBatch() int { return hsMaxBatch }
 
 // TestConnection lists one contact.
 func (h *hubSpot) TestConnection(ctx context.Context) error {
-	_, err := h.api.do(ctx, call{method: http.MethodGet, path: "/crm/v3/objects/contacts", query: map[string][]string{"limit": {"1"}}}, nil)
+	_, err := h.do(ctx, call{method: http.MethodGet, path: "/crm/v3/objects/contacts", query: map[string][]string{"limit": {"1"}}}, nil)
 	return err
 }
 
@@ -91,6 +97,7 @@ func (h *hubSpot) Upsert(ctx context.Context, batch []Contact) []Result {
 }
 
 func (h *hubSpot) upsertChunk(ctx context.Context, batch []Contact) []Result {
+	h.accountZone(ctx) // known before the daily quota runs out, when reading it may be refused
 	results := make([]Result, len(batch))
 	items := make([]*hsItem, len(batch))
 	for i, c := range batch {
@@ -127,8 +134,8 @@ func (h *hubSpot) upsertChunk(ctx context.Context, batch []Contact) []Result {
 	h.notes(ctx, items)
 	for _, it := range items {
 		it.res.RemoteID = it.id
-		if it.p.written != nil {
-			it.res.Written = it.p.written
+		if it.p.written != nil && !it.failed() {
+			it.res.Written = it.p.written // a failed contact keeps what leadgate last wrote
 		}
 		it.res.Conflicts = it.p.conflicts
 	}

@@ -43,7 +43,7 @@ func (h *hubSpot) addToList(ctx context.Context, remoteID, list string) error {
 		Missing []flexString `json:"recordIdsMissing"`
 	}
 	path := "/crm/v3/lists/" + pathID(list) + "/memberships/add"
-	if _, err := h.api.do(ctx, call{method: http.MethodPut, path: path, in: []string{remoteID}, out: &out}, nil); err != nil {
+	if _, err := h.do(ctx, call{method: http.MethodPut, path: path, in: []string{remoteID}, out: &out}, nil); err != nil {
 		return err
 	}
 	for _, id := range out.Missing {
@@ -75,7 +75,7 @@ func (h *hubSpot) createTask(ctx context.Context, remoteID string, act Action) e
 		"to":    map[string]string{"id": remoteID},
 		"types": []any{map[string]any{"associationCategory": "HUBSPOT_DEFINED", "associationTypeId": hsTaskToContact}},
 	}}}
-	_, err = h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/tasks", in: in}, nil)
+	_, err = h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/tasks", in: in}, nil)
 	return err
 }
 
@@ -103,7 +103,7 @@ func (h *hubSpot) taskWithMarker(ctx context.Context, remoteID, stableID string)
 			q.Set("after", after)
 		}
 		assoc.Results, assoc.Paging = nil, nil
-		if _, err := h.api.do(ctx, call{method: http.MethodGet, path: path, query: q, out: &assoc}, nil); err != nil {
+		if _, err := h.do(ctx, call{method: http.MethodGet, path: path, query: q, out: &assoc}, nil); err != nil {
 			return false, err
 		}
 		for _, r := range assoc.Results {
@@ -119,7 +119,7 @@ func (h *hubSpot) taskWithMarker(ctx context.Context, remoteID, stableID string)
 			Results []hsObject `json:"results"`
 		}
 		in := map[string]any{"properties": []string{"hs_task_body"}, "propertiesWithHistory": []string{}, "inputs": chunk}
-		if _, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/tasks/batch/read", in: in, out: &out}, nil); err != nil {
+		if _, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/tasks/batch/read", in: in, out: &out}, nil); err != nil {
 			return false, err
 		}
 		for _, t := range out.Results {

@@ -15,6 +15,9 @@ import (
 // hsDealToContact is HubSpot's HUBSPOT_DEFINED association type id for deal -> contact.
 const hsDealToContact = 3
 
+// hsMaxAssocPages bounds the association pages one batch follows (a cursor that never ends is a fault).
+const hsMaxAssocPages = 1000
+
 // hsDeal is the deal-mode state of one contact in a batch.
 type hsDeal struct {
 	target string    // remote stage id to reach
@@ -166,8 +169,8 @@ func (h *hubSpot) readDeals(ctx context.Context, items []*hsItem, ids []string) 
 		}
 		var out hsBatchOut
 		calls := 0
-		_, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/deals/batch/read",
-			in: map[string]any{"properties": []string{"dealstage", "pipeline"}, "inputs": inputs}, out: &out}, &calls)
+		_, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/0-3/batch/read",
+			in: map[string]any{"properties": []string{"dealstage", "pipeline"}, "propertiesWithHistory": []string{}, "inputs": inputs}, out: &out}, &calls)
 		addCalls(items, calls)
 		if err != nil {
 			return nil, err
@@ -179,34 +182,61 @@ func (h *hubSpot) readDeals(ctx context.Context, items []*hsItem, ids []string) 
 	return found, nil
 }
 
-// dealAssociations lists the deal ids associated to each contact (v4 associations batch read). Contacts
-// without deals come back as per-input errors of a 207 and are simply absent.
+// dealAssociations lists the deal ids associated to each contact (v4 associations batch read, at most 100
+// inputs a call). Each result may carry paging.next.after when the contact has more deals than one page;
+// that cursor goes back alongside the contact's id until its last page (PublicFetchAssociationsBatchRequest
+// {id, after}, PublicApiSpecs/CRM/Associations/Rollouts/130902/v4/associations.json). Contacts without
+// deals come back as per-input errors of a 207 and are simply absent.
 func (h *hubSpot) dealAssociations(ctx context.Context, items []*hsItem) (map[string][]string, error) {
-	inputs := make([]hsInput, len(items))
-	for i, it := range items {
-		inputs[i] = hsInput{ID: it.id}
-	}
-	var out struct {
-		Results []struct {
-			From struct {
-				ID flexString `json:"id"`
-			} `json:"from"`
-			To []struct {
-				ToObjectID flexString `json:"toObjectId"`
-			} `json:"to"`
-		} `json:"results"`
-	}
-	calls := 0
-	_, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v4/associations/contacts/deals/batch/read",
-		in: map[string]any{"inputs": inputs}, out: &out}, &calls)
-	addCalls(items, calls)
-	if err != nil {
-		return nil, err
-	}
 	assoc := map[string][]string{}
-	for _, r := range out.Results {
-		for _, t := range r.To {
-			assoc[string(r.From.ID)] = append(assoc[string(r.From.ID)], string(t.ToObjectID))
+	type page struct{ id, after string }
+	var todo []page
+	for _, it := range items {
+		todo = append(todo, page{id: it.id})
+	}
+	for pages := 0; len(todo) > 0; pages++ {
+		if pages > hsMaxAssocPages {
+			return nil, &Error{Class: Transient, Message: "hubspot: deal associations: the paging did not end"}
+		}
+		chunk := todo[:min(hsMaxBatch, len(todo))]
+		todo = todo[len(chunk):]
+		inputs := make([]map[string]string, len(chunk))
+		for i, p := range chunk {
+			inputs[i] = map[string]string{"id": p.id}
+			if p.after != "" {
+				inputs[i]["after"] = p.after
+			}
+		}
+		var out struct {
+			Results []struct {
+				From struct {
+					ID flexString `json:"id"`
+				} `json:"from"`
+				To []struct {
+					ToObjectID flexString `json:"toObjectId"`
+				} `json:"to"`
+				Paging *struct {
+					Next *struct {
+						After string `json:"after"`
+					} `json:"next"`
+				} `json:"paging"`
+			} `json:"results"`
+		}
+		calls := 0
+		_, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v4/associations/contacts/deals/batch/read",
+			in: map[string]any{"inputs": inputs}, out: &out}, &calls)
+		addCalls(items, calls)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range out.Results {
+			from := string(r.From.ID)
+			for _, t := range r.To {
+				assoc[from] = append(assoc[from], string(t.ToObjectID))
+			}
+			if r.Paging != nil && r.Paging.Next != nil && r.Paging.Next.After != "" {
+				todo = append(todo, page{id: from, after: r.Paging.Next.After})
+			}
 		}
 	}
 	return assoc, nil
@@ -232,7 +262,7 @@ func (h *hubSpot) createDeals(ctx context.Context, items []*hsItem) error {
 	}
 	var out hsBatchOut
 	calls := 0
-	_, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/deals/batch/create",
+	_, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/0-3/batch/create",
 		in: map[string]any{"inputs": inputs}, out: &out}, &calls)
 	addCalls(items, calls)
 	if err := batchLevel(items, err); err != nil {
@@ -257,7 +287,7 @@ func (h *hubSpot) createDeals(ctx context.Context, items []*hsItem) error {
 	for _, e := range out.Errors {
 		for _, it := range matchErr(e, byTrace) {
 			done[it] = true
-			it.fail(batchErrClass(e))
+			it.fail(h.batchErrClass(e))
 		}
 	}
 	for _, it := range items {
@@ -281,7 +311,7 @@ func (h *hubSpot) moveDeals(ctx context.Context, items []*hsItem) error {
 	}
 	var out hsBatchOut
 	calls := 0
-	_, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/deals/batch/update",
+	_, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/0-3/batch/update",
 		in: map[string]any{"inputs": inputs}, out: &out}, &calls)
 	addCalls(items, calls)
 	if err := batchLevel(items, err); err != nil {
@@ -289,18 +319,18 @@ func (h *hubSpot) moveDeals(ctx context.Context, items []*hsItem) error {
 	}
 	for _, e := range out.Errors {
 		for _, it := range matchErr(e, byID) {
-			it.fail(batchErrClass(e))
+			it.fail(h.batchErrClass(e))
 		}
 	}
 	return nil
 }
 
-// batchLevel returns rate-limit and auth failures for the whole batch and records others on each item.
+// batchLevel returns a fault of the destination for the whole batch and records others on each item.
 func batchLevel(items []*hsItem, err error) error {
 	if err == nil {
 		return nil
 	}
-	if c := ClassOf(err); c == RateLimited || c == Auth {
+	if destinationFault(err) {
 		return err
 	}
 	for _, it := range items {

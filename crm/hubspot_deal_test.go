@@ -34,14 +34,15 @@ func TestHubSpotDealModeCreatesMovesAndKeepsHumanMoves(t *testing.T) {
 	fake, d := newHSDeal(t)
 	ctx := context.Background()
 
-	// Creation: three new contacts cost a read, an upsert and one deal batch create.
+	// Creation: three new contacts cost a read, an upsert and one deal batch create (and, once per adapter,
+	// the account details).
 	batch := []crm.Contact{lead(1), lead(2), lead(3)}
 	res := d.Upsert(ctx, batch)
 	for _, r := range res {
 		mustOK(t, r)
 	}
-	if got := len(fake.Requests()); got != 3 {
-		t.Errorf("requests for 3 new contacts = %d, want 3 (read, upsert, deal batch create)", got)
+	if got := len(fake.Requests()); got != 4 {
+		t.Errorf("requests for 3 new contacts = %d, want 4 (account details, read, upsert, deal batch create)", got)
 	}
 	deals := fake.Deals()
 	if len(deals) != 3 {
@@ -127,7 +128,7 @@ func TestHubSpotDealModeFindsExistingDealThroughAssociations(t *testing.T) {
 func TestHubSpotDealModeFailures(t *testing.T) {
 	t.Run("429 on the deal batch fails the batch as rate limited", func(t *testing.T) {
 		fake, d := newHSDeal(t)
-		fake.FailNext(crmfake.Response{Path: "/crm/v3/objects/deals/batch/create", Status: 429, Header: map[string][]string{"Retry-After": {"2"}}})
+		fake.FailNext(crmfake.Response{Path: "/crm/v3/objects/0-3/batch/create", Status: 429, Header: map[string][]string{"Retry-After": {"2"}}})
 		for _, r := range d.Upsert(context.Background(), []crm.Contact{lead(1), lead(2)}) {
 			if crm.ClassOf(r.Err) != crm.RateLimited {
 				t.Errorf("%s: Err = %v, want rate limited", r.LeadgateID, r.Err)

@@ -13,7 +13,7 @@ func (h *hubSpot) Discover(ctx context.Context) (Discovery, error) {
 	var props struct {
 		Results []hsProperty `json:"results"`
 	}
-	if _, err := h.api.do(ctx, call{method: http.MethodGet, path: "/crm/v3/properties/contacts", out: &props}, nil); err != nil {
+	if _, err := h.do(ctx, call{method: http.MethodGet, path: "/crm/v3/properties/contacts", out: &props}, nil); err != nil {
 		return d, err
 	}
 	have := map[string]bool{}
@@ -37,7 +37,7 @@ func (h *hubSpot) Discover(ctx context.Context) (Discovery, error) {
 			} `json:"stages"`
 		} `json:"results"`
 	}
-	if _, err := h.api.do(ctx, call{method: http.MethodGet, path: "/crm/v3/pipelines/deals", out: &pipes}, nil); err != nil {
+	if _, err := h.do(ctx, call{method: http.MethodGet, path: "/crm/v3/pipelines/deals", out: &pipes}, nil); err != nil {
 		return d, err
 	}
 	for _, p := range pipes.Results {
@@ -70,7 +70,7 @@ func (h *hubSpot) CreateLoopFields(ctx context.Context) error {
 			continue
 		}
 		in := map[string]any{"name": name, "label": name, "type": "string", "fieldType": "text", "groupName": "contactinformation"}
-		if _, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/properties/contacts", in: in}, nil); err != nil {
+		if _, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/properties/contacts", in: in}, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 // records restorable for 90 days; a GDPR-grade permanent delete is POST .../contacts/gdpr-delete, which
 // leadgate does not use because it also blocks the email from being re-created.
 func (h *hubSpot) DeleteContact(ctx context.Context, remoteID string) error {
-	_, err := h.api.do(ctx, call{method: http.MethodDelete, path: "/crm/v3/objects/contacts/" + pathID(remoteID)}, nil)
+	_, err := h.do(ctx, call{method: http.MethodDelete, path: "/crm/v3/objects/contacts/" + pathID(remoteID)}, nil)
 	return notFoundIsDone(err)
 }
 
@@ -21,7 +21,7 @@ func (h *hubSpot) MergeContacts(ctx context.Context, m Merge) (string, error) {
 	}
 	var out hsObject
 	in := map[string]string{"primaryObjectId": m.SurvivorRemoteID, "objectIdToMerge": m.LoserRemoteID}
-	_, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/contacts/merge", in: in, out: &out}, nil)
+	_, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/contacts/merge", in: in, out: &out}, nil)
 	if err != nil {
 		return "", notFoundIsDone(err)
 	}

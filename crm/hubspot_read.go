@@ -37,15 +37,6 @@ type hsBatchOut struct {
 	Errors  []hsBatchErr `json:"errors"`
 }
 
-type hsBatchErr struct {
-	Status      string              `json:"status"`
-	Category    string              `json:"category"`
-	SubCategory string              `json:"subCategory"`
-	Message     string              `json:"message"`
-	Context     map[string][]string `json:"context"`
-	ID          string              `json:"id"`
-}
-
 type hsInput struct {
 	ID         string            `json:"id,omitempty"`
 	IDProperty string            `json:"idProperty,omitempty"`
@@ -54,10 +45,11 @@ type hsInput struct {
 }
 
 // read loads the current properties of every contact: by remote id, by email (batch reads) and by phone
-// (one search each). A batch-level failure is returned; per-contact ones are recorded on the item.
+// (searches of the forms a phone may be stored in). A failure of the destination is returned; per-contact
+// ones are recorded on the item.
 func (h *hubSpot) read(ctx context.Context, items []*hsItem) error {
 	props := h.properties(items)
-	var byID, byEmail []*hsItem
+	var byID, byEmail, byPhone []*hsItem
 	for _, it := range live(items) {
 		switch {
 		case it.id != "":
@@ -65,10 +57,15 @@ func (h *hubSpot) read(ctx context.Context, items []*hsItem) error {
 		case it.c.Email != "":
 			byEmail = append(byEmail, it)
 		default:
-			if err := h.searchPhone(ctx, it, props); err != nil {
-				if c := ClassOf(err); c == RateLimited || c == Auth {
-					return err
-				}
+			byPhone = append(byPhone, it)
+		}
+	}
+	if len(byPhone) > 0 {
+		if err := h.searchPhones(ctx, byPhone, props); err != nil {
+			if destinationFault(err) {
+				return err
+			}
+			for _, it := range byPhone {
 				it.fail(err)
 			}
 		}
@@ -100,19 +97,18 @@ func (h *hubSpot) read(ctx context.Context, items []*hsItem) error {
 	return nil
 }
 
-// batchRead reads items by key (remote id, or the idProperty value) and indexes the results by that key.
-// Inputs that do not exist come back as 207 errors and are simply absent from the index.
+// batchRead reads items by key (remote id, or the idProperty value) and indexes the results by that key
+// (BatchReadInputSimplePublicObjectId: inputs, properties and propertiesWithHistory are required). Inputs
+// that do not exist come back as 207 errors and are simply absent from the index.
 func (h *hubSpot) batchRead(ctx context.Context, items []*hsItem, idProperty string, props []string, key func(*hsItem) string) (map[string]hsObject, error) {
-	in := map[string]any{"properties": props, "inputs": inputsOf(items, key)}
+	in := map[string]any{"properties": props, "propertiesWithHistory": []string{}, "inputs": inputsOf(items, key)}
 	if idProperty != "" {
 		in["idProperty"] = idProperty
 	}
 	var out hsBatchOut
 	calls := 0
-	_, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/contacts/batch/read", in: in, out: &out}, &calls)
-	for _, it := range items {
-		it.res.Calls += calls
-	}
+	_, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/contacts/batch/read", in: in, out: &out}, &calls)
+	addCalls(items, calls)
 	if err != nil {
 		return nil, err
 	}
@@ -133,30 +129,6 @@ func inputsOf(items []*hsItem, key func(*hsItem) string) []hsInput {
 		in[i] = hsInput{ID: key(it)}
 	}
 	return in
-}
-
-// searchPhone finds a phone-only contact with the search API (phone EQ), compared exactly here too.
-func (h *hubSpot) searchPhone(ctx context.Context, it *hsItem, props []string) error {
-	in := map[string]any{
-		"filterGroups": []any{map[string]any{"filters": []any{
-			map[string]any{"propertyName": "phone", "operator": "EQ", "value": it.c.Phone},
-		}}},
-		"properties": props,
-		"limit":      10,
-	}
-	var out struct {
-		Results []hsObject `json:"results"`
-	}
-	if _, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/contacts/search", in: in, out: &out}, &it.res.Calls); err != nil {
-		return err
-	}
-	for _, o := range out.Results {
-		v := o.values()
-		if samePhone(v["phone"], it.c.Phone) && (it.id == "" || lessID(string(o.ID), it.id)) {
-			it.id, it.remote = string(o.ID), v
-		}
-	}
-	return nil
 }
 
 // isBackward reports whether moving lifecyclestage from cur to target goes backwards in the account's
@@ -204,7 +176,7 @@ type hsProperty struct {
 
 func (h *hubSpot) lifecycleOptions(ctx context.Context) ([]Option, error) {
 	var p hsProperty
-	if _, err := h.api.do(ctx, call{method: http.MethodGet, path: "/crm/v3/properties/contacts/" + hsLifecycle, out: &p}, nil); err != nil {
+	if _, err := h.do(ctx, call{method: http.MethodGet, path: "/crm/v3/properties/contacts/" + hsLifecycle, out: &p}, nil); err != nil {
 		return nil, err
 	}
 	opts := make([]Option, len(p.Options))

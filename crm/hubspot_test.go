@@ -54,9 +54,10 @@ func TestHubSpotBatchCreatesEmailAndPhoneOnlyContacts(t *testing.T) {
 	if c.Properties["lifecyclestage"] != "lead" || c.Properties["utm_source"] != "ads" || c.Properties["submission_count"] != "1" {
 		t.Errorf("lead1 properties %v", c.Properties)
 	}
-	// read by email, phone search, batch upsert, phone-only create, note batch.
-	if got := len(fake.Requests()); got != 5 {
-		t.Errorf("requests = %d, want 5 for the batch", got)
+	// account details (once per adapter), phone search, read by email, batch upsert, phone-only create,
+	// note batch.
+	if got := len(fake.Requests()); got != 6 {
+		t.Errorf("requests = %d, want 6 for the batch", got)
 	}
 	for _, m := range fake.Mutations() {
 		if m.Properties["last_automation_source"] != crm.LoopValue || m.Properties["sync_timestamp"] == "" {
@@ -100,23 +101,74 @@ func TestHubSpot207PartialFailureFailsOnlyThatContact(t *testing.T) {
 	}
 }
 
+// A value one contact carries that HubSpot refuses (not one of an enumeration's options) fails the batch
+// update with a 400; it is retried input by input, so only that contact fails and the others are written.
 func TestHubSpotBatchValidationErrorIsolatesTheBadContact(t *testing.T) {
-	fake, d := newHS(t, crmfake.HSOptions{})
+	fake, d := newHS(t, crmfake.HSOptions{Properties: hsProps, Enumerations: map[string][]string{"budget": {"10k", "50k"}}})
 	a := fake.AddContact(map[string]string{"email": "lead1@example.com"})
 	b := fake.AddContact(map[string]string{"email": "lead2@example.com"})
 	good, bad := lead(1), lead(2)
 	good.RemoteID, bad.RemoteID = a, b
-	bad.Fields = map[string]string{"nope": "x"}
+	good.Fields, bad.Fields = map[string]string{"budget": "10k"}, map[string]string{"budget": "a lot"}
 	res := d.Upsert(context.Background(), []crm.Contact{good, bad})
 	if res[0].Err != nil {
 		t.Errorf("good contact: %v", res[0].Err)
 	}
-	if crm.ClassOf(res[1].Err) != crm.Invalid || res[1].Err == nil {
-		t.Errorf("bad contact: %v, want Invalid", res[1].Err)
+	if crm.ClassOf(res[1].Err) != crm.Invalid || res[1].Err == nil || !strings.Contains(res[1].Err.Error(), "INVALID_OPTION") {
+		t.Errorf("bad contact: %v, want Invalid naming INVALID_OPTION", res[1].Err)
 	}
-	if c, _ := fake.Contact("lead1@example.com"); c.Properties["firstname"] != "Lead" {
+	if c, _ := fake.Contact("lead1@example.com"); c.Properties["firstname"] != "Lead" || c.Properties["budget"] != "10k" {
 		t.Errorf("good contact not written: %v", c.Properties)
 	}
+}
+
+// A property the destination's configuration names (a mapped field, the loop-breaker, the stage field)
+// that the account lacks fails every contact the same way: it is a fault of the destination's setup
+// (Setup, with a plain message naming the property and what names it), not an invalid contact.
+func TestHubSpotMissingPropertyIsASetupFault(t *testing.T) {
+	t.Run("mapped field", func(t *testing.T) {
+		fake, d := newHS(t, crmfake.HSOptions{})
+		id := fake.AddContact(map[string]string{"email": "lead1@example.com"})
+		c := lead(1)
+		c.RemoteID, c.Fields = id, map[string]string{"nope": "x"}
+		for _, r := range d.Upsert(context.Background(), []crm.Contact{c, lead(2)}) {
+			if crm.ClassOf(r.Err) != crm.Setup || !strings.Contains(r.Err.Error(), `"does_not_exist" (mapped from nope)`) {
+				t.Errorf("%s: Err = %v, want Setup naming does_not_exist and its mapping", r.LeadgateID, r.Err)
+			}
+		}
+	})
+	t.Run("loop-breaker field", func(t *testing.T) {
+		_, d := newHS(t, crmfake.HSOptions{Properties: []string{"utm_source", "budget", "submission_count", "sync_timestamp"}})
+		r := upsertOne(t, d, lead(1))
+		if crm.ClassOf(r.Err) != crm.Setup || !strings.Contains(r.Err.Error(), `"last_automation_source" (the loop-breaker field)`) {
+			t.Errorf("Err = %v, want Setup naming the loop-breaker field", r.Err)
+		}
+	})
+	t.Run("stage value not an option", func(t *testing.T) {
+		fake := crmfake.NewHubSpot(crmfake.HSOptions{Options: crmfake.Options{Token: "hs-token"}, Properties: hsProps})
+		t.Cleanup(fake.Close)
+		d, err := crm.New(crm.Config{Kind: crm.KindHubSpot, BaseURL: fake.URL, APIToken: "hs-token",
+			StageMap: map[string]string{"Discovered": "prospect"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := lead(1)
+		c.FirstTouch, c.SubmissionCount = nil, 0
+		r := upsertOne(t, d, c)
+		if crm.ClassOf(r.Err) != crm.Setup || !strings.Contains(r.Err.Error(), "lifecyclestage") {
+			t.Errorf("Err = %v, want Setup naming lifecyclestage", r.Err)
+		}
+		if len(fake.Contacts()) != 0 {
+			t.Errorf("contacts %+v, want none written", fake.Contacts())
+		}
+	})
+	t.Run("refused credentials stay Auth", func(t *testing.T) {
+		fake, d := newHS(t, crmfake.HSOptions{})
+		fake.SetAuthFailure(http.StatusUnauthorized)
+		if r := upsertOne(t, d, lead(1)); crm.ClassOf(r.Err) != crm.Auth {
+			t.Errorf("Err = %v, want Auth", r.Err)
+		}
+	})
 }
 
 func TestHubSpotConflictUpdatesTheExistingID(t *testing.T) {
@@ -212,6 +264,7 @@ func TestHubSpotClassifiesFailures(t *testing.T) {
 			if tc.authFail != 0 {
 				fake.SetAuthFailure(tc.authFail)
 			} else {
+				tc.resp.Path = "/crm/v3/objects/contacts/batch/read"
 				fake.FailNext(tc.resp)
 			}
 			res := d.Upsert(context.Background(), []crm.Contact{lead(1), lead(2)})
@@ -237,9 +290,9 @@ func TestHubSpotSplitsBatchesAbove100AndCostsFewCalls(t *testing.T) {
 	if n := len(fake.Contacts()); n != 150 {
 		t.Fatalf("contacts = %d", n)
 	}
-	// Two chunks, each one batch read + one batch upsert.
-	if got := len(fake.Requests()); got != 4 || float64(got)/150 > 1.0/15 {
-		t.Errorf("requests = %d for 150 changes, want 4 (≤ 1/15 per change)", got)
+	// The account details once, then two chunks, each one batch read + one batch upsert.
+	if got := len(fake.Requests()); got != 5 || float64(got)/150 > 1.0/15 {
+		t.Errorf("requests = %d for 150 changes, want 5 (≤ 1/15 per change)", got)
 	}
 	if d.MaxBatch() != 100 {
 		t.Errorf("MaxBatch = %d", d.MaxBatch())

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // hsExistingIDPattern finds the existing object's id in a HubSpot CONFLICT message:
@@ -19,6 +20,13 @@ func hsExistingID(msg string) string {
 	}
 	return ""
 }
+
+// Kinds of contact write.
+const (
+	hsUpdate = "update" // batch update by record id
+	hsUpsert = "upsert" // batch upsert by email
+	hsCreate = "create" // single create of a phone-only contact
+)
 
 // write sends the planned writes: a batch update for contacts with an id, a batch upsert by email for new
 // contacts with an email, one create per new phone-only contact; then updates for contacts whose create
@@ -43,15 +51,15 @@ func (h *hubSpot) write(ctx context.Context, items []*hsItem) error {
 		p[h.cfg.LoopField], p[h.cfg.SyncField] = LoopValue, stamp
 		return p
 	}
-	if err := h.batchWrite(ctx, "update", updates, props); err != nil {
+	if err := h.batchWrite(ctx, hsUpdate, updates, props); err != nil {
 		return err
 	}
-	if err := h.batchWrite(ctx, "upsert", upserts, props); err != nil {
+	if err := h.batchWrite(ctx, hsUpsert, upserts, props); err != nil {
 		return err
 	}
 	for _, it := range creates {
-		if err := h.create(ctx, it, props(it)); err != nil {
-			if c := ClassOf(err); c == RateLimited || c == Auth {
+		if err := h.create(ctx, it, props); err != nil {
+			if destinationFault(err) {
 				return err
 			}
 			it.fail(err)
@@ -68,21 +76,23 @@ func (h *hubSpot) write(ctx context.Context, items []*hsItem) error {
 			backward = append(backward, it)
 		}
 	}
-	return h.batchWrite(ctx, "update", backward, func(it *hsItem) map[string]string {
+	return h.batchWrite(ctx, hsUpdate, backward, func(it *hsItem) map[string]string {
 		return map[string]string{hsLifecycle: it.backward, h.cfg.LoopField: LoopValue, h.cfg.SyncField: stamp}
 	})
 }
 
-// batchWrite sends one batch update (by id) or upsert (by email). A batch-wide validation error is
-// retried input by input so one bad contact does not fail the rest. Rate-limit and auth failures are
-// returned for the whole batch; other failures are recorded per contact.
+// batchWrite sends one batch update (by id) or upsert (by email). A batch-wide validation error is retried
+// input by input so one bad contact does not fail the rest; a fault of the destination (rate, quota,
+// credentials, setup) is returned for the whole batch. An answer that cannot be trusted (a timeout, a 5xx,
+// a body that does not decode, inputs missing from a COMPLETE answer) is checked with a read before
+// anything is retried: what the read shows written is recorded as written, the rest fails.
 func (h *hubSpot) batchWrite(ctx context.Context, kind string, items []*hsItem, props func(*hsItem) map[string]string) error {
 	if len(items) == 0 {
 		return nil
 	}
 	inputs := make([]hsInput, len(items))
 	for i, it := range items {
-		if kind == "upsert" {
+		if kind == hsUpsert {
 			inputs[i] = hsInput{ID: it.c.Email, IDProperty: "email", Properties: props(it), TraceID: it.c.LeadgateID}
 		} else {
 			inputs[i] = hsInput{ID: it.id, Properties: props(it)}
@@ -90,14 +100,12 @@ func (h *hubSpot) batchWrite(ctx context.Context, kind string, items []*hsItem, 
 	}
 	var out hsBatchOut
 	calls := 0
-	_, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/contacts/batch/" + kind,
+	_, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/contacts/batch/" + kind,
 		in: map[string]any{"inputs": inputs}, out: &out}, &calls)
-	for _, it := range items {
-		it.res.Calls += calls
-	}
+	addCalls(items, calls)
 	if err != nil {
 		switch c := ClassOf(err); {
-		case c == RateLimited || c == Auth:
+		case destinationFault(err):
 			return err
 		case c == Invalid && len(items) > 1:
 			for _, it := range items {
@@ -105,6 +113,11 @@ func (h *hubSpot) batchWrite(ctx context.Context, kind string, items []*hsItem, 
 					return err
 				}
 			}
+		case c == Transient:
+			h.verifyWrites(ctx, kind, items, props, func(it *hsItem) error {
+				return &Error{Class: Transient, Status: statusOf(err), RetryAfter: retryAfterOf(err),
+					Message: err.Error() + "; a read shows contact " + it.c.LeadgateID + " was not written"}
+			})
 		default:
 			for _, it := range items {
 				it.fail(err)
@@ -112,17 +125,30 @@ func (h *hubSpot) batchWrite(ctx context.Context, kind string, items []*hsItem, 
 		}
 		return nil
 	}
-	h.applyBatchOut(kind, items, out)
+	if missing := h.applyBatchOut(kind, items, out); len(missing) > 0 {
+		h.verifyWrites(ctx, kind, missing, props, func(it *hsItem) error {
+			return &Error{Class: Transient, Status: http.StatusOK, Message: "hubspot: batch " + kind + " answered " + cmpStatus(out.Status) +
+				" with no result and no error for contact " + it.c.LeadgateID + ", and a read shows it was not written (a silent no-op)"}
+		})
+	}
 	return nil
 }
 
-// applyBatchOut matches results and per-input errors (a 207) to the items.
-func (h *hubSpot) applyBatchOut(kind string, items []*hsItem, out hsBatchOut) {
+func cmpStatus(s string) string {
+	if s == "" {
+		return "without a status"
+	}
+	return s
+}
+
+// applyBatchOut matches results and per-input errors (a 207) to the items and returns the items the answer
+// says nothing about.
+func (h *hubSpot) applyBatchOut(kind string, items []*hsItem, out hsBatchOut) []*hsItem {
 	byKey := map[string]*hsItem{}
 	for _, it := range items {
-		if kind == "upsert" {
+		if kind == hsUpsert {
 			byKey[it.c.LeadgateID] = it
-			byKey[it.c.Email] = it
+			byKey[strings.ToLower(it.c.Email)] = it
 		} else {
 			byKey[it.id] = it
 		}
@@ -131,17 +157,17 @@ func (h *hubSpot) applyBatchOut(kind string, items []*hsItem, out hsBatchOut) {
 	for _, o := range out.Results {
 		it := byKey[o.TraceID]
 		if it == nil {
-			if e := o.Properties["email"]; kind == "upsert" && e != nil {
-				it = byKey[strings.ToLower(*e)]
+			if e := o.Properties["email"]; kind == hsUpsert && e != nil {
+				it = byKey[strings.ToLower(strings.TrimSpace(*e))]
 			} else {
 				it = byKey[string(o.ID)]
 			}
 		}
-		if it == nil {
+		if it == nil || seen[it] {
 			continue
 		}
 		seen[it] = true
-		if kind == "upsert" {
+		if kind == hsUpsert {
 			it.id, it.res.Created = string(o.ID), o.New
 		}
 	}
@@ -152,32 +178,35 @@ func (h *hubSpot) applyBatchOut(kind string, items []*hsItem, out hsBatchOut) {
 				it.id, it.conflictID = id, true // read and updated by id in write's retry round
 				continue
 			}
-			it.fail(batchErrClass(e))
+			it.fail(h.batchErrClass(e))
 		}
 	}
+	var missing []*hsItem
 	for _, it := range items {
 		if !seen[it] {
-			it.fail(&Error{Class: Transient, Status: http.StatusMultiStatus, Message: "hubspot: batch " + kind + ": no result for contact " + it.c.LeadgateID})
+			missing = append(missing, it)
 		}
 	}
+	return missing
 }
 
-// matchErr finds the items a 207 error is about, from its context (objectWriteTraceId, ids) or id.
+// matchErr finds the items a 207 error is about, from its context (objectWriteTraceId, ids, id) or id.
 func matchErr(e hsBatchErr, byKey map[string]*hsItem) []*hsItem {
 	var keys []string
-	keys = append(keys, e.Context["objectWriteTraceId"]...)
-	keys = append(keys, e.Context["ids"]...)
-	keys = append(keys, e.Context["id"]...)
+	for _, k := range []string{"objectWriteTraceId", "ids", "id", "email", "fromObjectId"} {
+		keys = append(keys, e.Context[k]...)
+	}
 	if e.ID != "" {
 		keys = append(keys, e.ID)
 	}
 	var out []*hsItem
 	seen := map[*hsItem]bool{}
 	for _, k := range keys {
-		if it := byKey[k]; it != nil && !seen[it] {
-			seen[it] = true
-			out = append(out, it)
-		} else if it := byKey[strings.ToLower(k)]; it != nil && !seen[it] {
+		it := byKey[k]
+		if it == nil {
+			it = byKey[strings.ToLower(strings.TrimSpace(k))]
+		}
+		if it != nil && !seen[it] {
 			seen[it] = true
 			out = append(out, it)
 		}
@@ -185,28 +214,24 @@ func matchErr(e hsBatchErr, byKey map[string]*hsItem) []*hsItem {
 	return out
 }
 
-// batchErrClass classifies one input's error in a 207 answer by its category.
-func batchErrClass(e hsBatchErr) *Error {
-	msg := "hubspot: " + strings.TrimSpace(e.Category+" "+e.Message)
-	switch strings.ToUpper(e.Category) {
-	case "VALIDATION_ERROR", "INVALID_EMAIL", "PROPERTY_DOESNT_EXIST", "CONFLICT":
-		return &Error{Class: Invalid, Status: http.StatusBadRequest, Message: msg}
-	case "OBJECT_NOT_FOUND":
-		return &Error{Class: NotFound, Status: http.StatusNotFound, Message: msg}
-	case "RATE_LIMITS":
-		return &Error{Class: RateLimited, Status: http.StatusTooManyRequests, RetryAfter: defaultRateLimitWait, Message: msg}
-	default:
-		return &Error{Class: Transient, Status: http.StatusMultiStatus, Message: msg}
-	}
-}
-
-// create inserts a phone-only contact. A 409 names the existing contact: it is then updated by that id.
-func (h *hubSpot) create(ctx context.Context, it *hsItem, props map[string]string) error {
+// create inserts a phone-only contact (SimplePublicObjectInputForCreate: properties and associations are
+// both required). A 409 names the existing contact: it is then updated by that id. An answer that cannot
+// be trusted is checked with a search before anything is retried.
+func (h *hubSpot) create(ctx context.Context, it *hsItem, props func(*hsItem) map[string]string) error {
 	var out hsObject
-	_, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/contacts",
-		in: map[string]any{"properties": props}, out: &out}, &it.res.Calls)
+	_, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/contacts",
+		in: map[string]any{"properties": props(it), "associations": []any{}}, out: &out}, &it.res.Calls)
 	if e, ok := err.(*Error); ok && e.ExistingID != "" {
 		it.id, it.conflictID = e.ExistingID, true
+		return nil
+	}
+	if err != nil && ClassOf(err) == Transient {
+		h.verifyWrites(ctx, hsCreate, []*hsItem{it}, props, func(it *hsItem) error {
+			// HubSpot's search index lags writes by seconds: the retry waits for it, and looks the
+			// contact up again before it creates anything.
+			return &Error{Class: Transient, Status: statusOf(err), RetryAfter: max(retryAfterOf(err), hsSearchLag),
+				Message: err.Error() + "; a search does not show contact " + it.c.LeadgateID + " yet"}
+		})
 		return nil
 	}
 	if err != nil {
@@ -239,7 +264,7 @@ func (h *hubSpot) notes(ctx context.Context, items []*hsItem) {
 		return
 	}
 	calls := 0
-	_, err := h.api.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/notes/batch/create",
+	_, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/notes/batch/create",
 		in: map[string]any{"inputs": inputs}}, &calls)
 	for _, it := range with {
 		it.res.Calls += calls
@@ -279,5 +304,19 @@ func (h *hubSpot) retryByID(ctx context.Context, items []*hsItem, props func(*hs
 			updates = append(updates, it)
 		}
 	}
-	return h.batchWrite(ctx, "update", updates, props)
+	return h.batchWrite(ctx, hsUpdate, updates, props)
+}
+
+func statusOf(err error) int {
+	if e, ok := err.(*Error); ok {
+		return e.Status
+	}
+	return 0
+}
+
+func retryAfterOf(err error) time.Duration {
+	if e, ok := err.(*Error); ok {
+		return e.RetryAfter
+	}
+	return 0
 }

@@ -45,7 +45,7 @@ func TestImportFromHubSpotDealModeReadsDealStage(t *testing.T) {
 		switch r.Path {
 		case "/crm/v4/associations/contacts/deals/batch/read":
 			assocReads++
-		case "/crm/v3/objects/deals/batch/read":
+		case "/crm/v3/objects/0-3/batch/read":
 			dealReads++
 		}
 	}

@@ -11,12 +11,33 @@ import (
 type HSOptions struct {
 	Options
 	// Properties are the contact properties that exist besides the built-ins (email, phone, firstname,
-	// lastname, company, lifecyclestage). Writing an unknown property fails the batch with a 400.
+	// lastname, company, lifecyclestage, ...). Writing a property the account lacks is a 400
+	// VALIDATION_ERROR naming it (PROPERTY_DOESNT_EXIST), as HubSpot answers.
 	Properties []string
+	// Enumerations are enumeration contact properties with their option values; a value that is not one of
+	// them is a 400 INVALID_OPTION. lifecyclestage is one, with LifecycleStages as its options.
+	Enumerations map[string][]string
 	// LifecycleStages is the lifecyclestage option order; default HubSpot's defaults.
 	LifecycleStages []string
 	// Pipelines are the deal pipelines; default HubSpot's default "Sales Pipeline" (id "default").
 	Pipelines []HSPipeline
+
+	// Tier applies HubSpot's published limits of an account tier (HSTierFree, HSTierPro, HSTierEnterprise):
+	// the burst per 10 s and the daily quota. Options.RateLimit/RateWindow override the burst and DailyLimit
+	// the quota. With neither the fake has no limits.
+	Tier       string
+	DailyLimit int
+	// TimeZone is the account's time zone (as GET /account-info/v3/details names it); the daily quota resets
+	// at midnight there. Default "US/Eastern".
+	TimeZone string
+	// SearchPerSecond is the search endpoint's own limit per token (about 4 per second); default 4,
+	// negative for none. Search is exempt from the 10 s burst limit.
+	SearchPerSecond int
+	// AssociationPageSize is how many associations one input of a v4 association batch read gets per
+	// page before its result carries paging.next.after; default 500.
+	AssociationPageSize int
+	// Now is the fake's clock for the daily quota; default time.Now.
+	Now func() time.Time
 }
 
 // HSContact is a contact as the fake stores it.
@@ -42,6 +63,7 @@ type HubSpot struct {
 	URL string
 
 	hsOpts    HSOptions
+	loc       *time.Location
 	props     map[string]bool
 	contacts  map[string]*HSContact
 	order     []string
@@ -50,9 +72,15 @@ type HubSpot struct {
 	deals     map[string]*HSDeal
 	merges    []HSMerge
 	deleted   []string
+	quota     hsQuota
+	faults    []hsFault
 }
 
-var hsBuiltins = []string{"email", "phone", "firstname", "lastname", "company", "lifecyclestage", "hs_object_id", "createdate", "lastmodifieddate"}
+var hsBuiltins = []string{"email", "phone", "mobilephone", "firstname", "lastname", "company", "lifecyclestage", "hs_object_id",
+	"createdate", "lastmodifieddate", "hs_merged_object_ids"}
+
+// hsReadOnly are properties HubSpot calculates; writing one is a 400 READ_ONLY_VALUE.
+var hsReadOnly = []string{"hs_object_id", "createdate", "lastmodifieddate", "hs_merged_object_ids"}
 
 // hsDefaultStages is HubSpot's default lifecyclestage order.
 var hsDefaultStages = []string{"subscriber", "lead", "marketingqualifiedlead", "salesqualifiedlead", "opportunity", "customer", "evangelist", "other"}
@@ -67,11 +95,33 @@ func NewHubSpot(opts HSOptions) *HubSpot {
 	if len(f.hsOpts.Pipelines) == 0 {
 		f.hsOpts.Pipelines = hsDefaultPipelines
 	}
+	if f.hsOpts.TimeZone == "" {
+		f.hsOpts.TimeZone = "US/Eastern"
+	}
+	loc, err := time.LoadLocation(f.hsOpts.TimeZone)
+	if err != nil {
+		loc = time.UTC
+	}
+	f.loc = loc
+	if f.hsOpts.Now == nil {
+		f.hsOpts.Now = time.Now
+	}
+	if f.hsOpts.SearchPerSecond == 0 {
+		f.hsOpts.SearchPerSecond = 4
+	}
+	if f.hsOpts.AssociationPageSize <= 0 {
+		f.hsOpts.AssociationPageSize = 500
+	}
 	for _, p := range append(slices.Clone(hsBuiltins), opts.Properties...) {
 		f.props[p] = true
 	}
+	for p := range opts.Enumerations {
+		f.props[p] = true
+	}
+	f.quota = newHSQuota(f.hsOpts)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /crm/v3/objects/contacts", f.list)
+	mux.HandleFunc("GET /crm/v3/objects/contacts/{id}", f.getContact)
 	mux.HandleFunc("POST /crm/v3/objects/contacts", f.create)
 	mux.HandleFunc("POST /crm/v3/objects/contacts/batch/read", f.batchRead)
 	mux.HandleFunc("POST /crm/v3/objects/contacts/batch/update", f.batchUpdate)
@@ -84,12 +134,23 @@ func NewHubSpot(opts HSOptions) *HubSpot {
 	mux.HandleFunc("GET /crm/v3/pipelines/deals", f.listPipelines)
 	mux.HandleFunc("DELETE /crm/v3/objects/contacts/{id}", f.deleteContact)
 	mux.HandleFunc("POST /crm/v3/objects/contacts/merge", f.mergeContacts)
+	mux.HandleFunc("GET /account-info/v3/details", f.accountDetails)
 	f.routeActions(mux)
-	mux.HandleFunc("POST /crm/v3/objects/deals/batch/create", f.createDeals)
-	mux.HandleFunc("POST /crm/v3/objects/deals/batch/read", f.readDeals)
-	mux.HandleFunc("POST /crm/v3/objects/deals/batch/update", f.updateDeals)
+	// Deals are object type 0-3: the deals description (PublicApiSpecs/CRM/Deals/Rollouts/424/v3/deals.json)
+	// declares its paths under /crm/v3/objects/0-3.
+	mux.HandleFunc("POST /crm/v3/objects/0-3/batch/create", f.createDeals)
+	mux.HandleFunc("POST /crm/v3/objects/0-3/batch/read", f.readDeals)
+	mux.HandleFunc("POST /crm/v3/objects/0-3/batch/update", f.updateDeals)
 	mux.HandleFunc("POST /crm/v4/associations/contacts/deals/batch/read", f.contactDealAssociations)
-	f.server = newServer(opts.Options, 10*time.Second, authorizeBearer, hsShapes, mux)
+	explicitRetryAfter := opts.RetryAfter
+	hsOpts := opts.Options
+	hsOpts.RateLimit = 0 // HubSpot's limits are the fake's own (hubspot_limits.go)
+	f.server = newServer(hsOpts, 10*time.Second, authorizeBearer, hsShapes, f.withFaults(mux))
+	f.mu.Lock()
+	f.limits = func(r *http.Request, arrived time.Time) (http.Header, func(http.ResponseWriter)) {
+		return f.quota.admit(r, arrived, f.hsOpts.Now(), f.loc, explicitRetryAfter)
+	}
+	f.mu.Unlock()
 	f.URL = f.srv.URL
 	f.nextID = 1000
 	return f
@@ -100,27 +161,14 @@ func authorizeBearer(r *http.Request, o Options) bool {
 	return ok && tok != "" && (o.Token == "" || tok == o.Token)
 }
 
-func hsError(w http.ResponseWriter, status int, category, msg string) {
-	writeJSON(w, status, map[string]any{"status": "error", "message": msg, "correlationId": "fake-correlation", "category": category})
-}
-
 var hsShapes = errorShapes{
 	unauthorized: func(w http.ResponseWriter, status int) {
 		hsError(w, status, "INVALID_AUTHENTICATION", "Authentication credentials not found.")
 	},
-	rateLimited: func(w http.ResponseWriter, retryAfter int) {
-		w.Header().Set("X-HubSpot-RateLimit-Interval-Milliseconds", "10000")
-		w.Header().Set("X-HubSpot-RateLimit-Remaining", "0")
-		writeJSON(w, http.StatusTooManyRequests, map[string]any{"status": "error", "message": "You have reached your ten secondly limit.",
-			"errorType": "RATE_LIMIT", "correlationId": "fake-correlation", "policyName": "TEN_SECONDLY_ROLLING"})
-	},
+	rateLimited: func(w http.ResponseWriter, retryAfter int) { hsTenSecondlyLimited(w) },
 	unavailable: func(w http.ResponseWriter) {
 		hsError(w, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Service Unavailable")
 	},
-}
-
-func hsBad(w http.ResponseWriter, msg string) {
-	hsError(w, http.StatusBadRequest, "VALIDATION_ERROR", msg)
 }
 
 // Contacts returns a snapshot of every contact, oldest first.
@@ -178,6 +226,13 @@ func (f *HubSpot) HumanEdit(id, property, value string) bool {
 	return c != nil
 }
 
+// AddProperty creates a contact property, as an admin would in HubSpot's settings.
+func (f *HubSpot) AddProperty(name string) {
+	f.mu.Lock()
+	f.props[name] = true
+	f.mu.Unlock()
+}
+
 // ConflictOnUpsert makes a batch upsert of email answer a per-input CONFLICT naming existingID, as
 // HubSpot does when the record collides with another one.
 func (f *HubSpot) ConflictOnUpsert(email, existingID string) {
@@ -206,14 +261,32 @@ func (f *HubSpot) byEmail(email string) *HSContact {
 	return nil
 }
 
-// unknownProperty returns the first property that does not exist, or "".
-func (f *HubSpot) unknownProperty(props map[string]string) string {
+// checkProperties validates property values like HubSpot: a property the account lacks
+// (PROPERTY_DOESNT_EXIST), a calculated one (READ_ONLY_VALUE), a value that is not one of an enumeration's
+// options (INVALID_OPTION; "" clears and is always allowed).
+func (f *HubSpot) checkProperties(props map[string]string) []hsPropErr {
+	var errs []hsPropErr
 	for _, k := range sortedKeys(props) {
-		if !f.props[k] {
-			return k
+		v := props[k]
+		switch {
+		case !f.props[k]:
+			errs = append(errs, hsPropErr{Message: `Property "` + k + `" does not exist`, Error: "PROPERTY_DOESNT_EXIST", Name: k})
+		case slices.Contains(hsReadOnly, k):
+			errs = append(errs, hsPropErr{Message: `"` + k + `" is a read only property; its value cannot be set.`, Error: "READ_ONLY_VALUE", Name: k})
+		case v != "" && f.options(k) != nil && !slices.Contains(f.options(k), v):
+			errs = append(errs, hsPropErr{Message: v + " was not one of the allowed options: " + strings.Join(f.options(k), ", "),
+				Error: "INVALID_OPTION", Name: k})
 		}
 	}
-	return ""
+	return errs
+}
+
+// options returns an enumeration property's option values, nil for other properties.
+func (f *HubSpot) options(prop string) []string {
+	if prop == "lifecyclestage" {
+		return f.hsOpts.LifecycleStages
+	}
+	return f.hsOpts.Enumerations[prop]
 }
 
 // set applies properties with HubSpot's rules: lifecyclestage never moves backwards unless it is
@@ -233,6 +306,8 @@ func (f *HubSpot) set(c *HSContact, path string, props map[string]string) {
 	f.mutations = append(f.mutations, HSMutation{Time: time.Now(), Path: path, ContactID: c.ID, Properties: cloneMap(props)})
 }
 
+// objectJSON is SimplePublicObject. With props nil every stored property is returned; else exactly those
+// asked for, null when unset.
 func (f *HubSpot) objectJSON(c *HSContact, props []string) map[string]any {
 	p := map[string]any{}
 	if props == nil {

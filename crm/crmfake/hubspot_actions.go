@@ -1,7 +1,6 @@
 package crmfake
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -17,13 +16,13 @@ func (f *HubSpot) routeActions(mux *http.ServeMux) {
 	mux.HandleFunc("GET /crm/v4/objects/contacts/{id}/associations/tasks", f.contactTaskAssociations)
 }
 
-// PUT /crm/v3/lists/{listId}/memberships/add [recordIds]: 200 MembershipsUpdateResponse
-// {"recordIdsAdded":[...],"recordIdsMissing":[...]} (the reference's example; its schema spells the first
-// "recordsIdsAdded"). Records that do not exist, or are members already, are ignored: the first come back
-// in recordIdsMissing, the second in neither list.
+// PUT /crm/v3/lists/{listId}/memberships/add [recordIds] (a JSON array of strings): 200
+// MembershipsUpdateResponse, whose schema requires recordsIdsAdded (so spelled), recordIdsRemoved and
+// recordIdsMissing; the reference's example spells the first recordIdsAdded, so both are sent. Records that do
+// not exist come back in recordIdsMissing; members already in the list are in neither list.
 func (f *HubSpot) addListMembers(w http.ResponseWriter, r *http.Request) {
 	var ids []string
-	if !decode(w, r, &ids, hsBad) {
+	if !hsDecode(w, r, &ids) {
 		return
 	}
 	f.mu.Lock()
@@ -37,45 +36,36 @@ func (f *HubSpot) addListMembers(w http.ResponseWriter, r *http.Request) {
 			added = append(added, id)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"recordIdsAdded": added, "recordIdsMissing": missing})
+	writeJSON(w, http.StatusOK, map[string]any{"recordsIdsAdded": added, "recordIdsAdded": added, "recordIdsRemoved": []string{},
+		"recordIdsMissing": missing})
 }
 
-// POST /crm/v3/objects/tasks SimplePublicObjectInputForCreate {"properties":{hs_task_subject,
-// hs_task_body, hs_timestamp, ...},"associations":[{"to":{"id"},"types":[{"associationCategory",
-// "associationTypeId"}]}]}: 200 CreatedResponseSimplePublicObject {"createdResourceId","entity","location"}.
-// properties and associations are required and hs_timestamp is the required due date (400
-// VALIDATION_ERROR); an association to an unknown contact is 400 too.
+// POST /crm/v3/objects/tasks SimplePublicObjectInputForCreate {"properties":{hs_task_subject, hs_task_body,
+// hs_timestamp, ...},"associations":[{"to":{"id"},"types":[{"associationCategory","associationTypeId"}]}]}
+// (PublicApiSpecs/CRM/Tasks/Rollouts/424/v3/tasks.json): 201 SimplePublicObject. properties and
+// associations are required and hs_timestamp is the required due date (400 VALIDATION_ERROR); an
+// association to an unknown contact is 400 too.
 func (f *HubSpot) createTask(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Properties   map[string]string `json:"properties"`
-		Associations *[]struct {
-			To struct {
-				ID json.Number `json:"id"`
-			} `json:"to"`
-			Types []struct {
-				Category string `json:"associationCategory"`
-				TypeID   int    `json:"associationTypeId"`
-			} `json:"types"`
-		} `json:"associations"`
+	var in hsCreateInput
+	if !hsDecode(w, r, &in) || !hsRequired(w, "SimplePublicObjectInputForCreate", missing("associations", in.Associations == nil, "properties", in.Properties == nil)...) {
+		return
 	}
-	if !decode(w, r, &in, hsBad) {
+	if msg := checkAssociations(*in.Associations); msg != "" {
+		hsBad(w, msg)
+		return
+	}
+	props := *in.Properties
+	if props["hs_timestamp"] == "" {
+		hsInvalidProperties(w, []hsPropErr{{Message: "hs_timestamp is required", Error: "REQUIRED", Name: "hs_timestamp"}})
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	switch {
-	case in.Properties == nil || in.Associations == nil:
-		hsBad(w, "Invalid input JSON: properties and associations are required")
-		return
-	case in.Properties["hs_timestamp"] == "":
-		hsBad(w, "Property values were not valid: hs_timestamp is required")
-		return
-	}
 	contact := ""
 	for _, a := range *in.Associations {
-		for _, t := range a.Types {
-			if t.Category == "HUBSPOT_DEFINED" && t.TypeID == 204 {
-				contact = a.To.ID.String()
+		for _, t := range *a.Types {
+			if *t.Category == "HUBSPOT_DEFINED" && *t.TypeID == 204 {
+				contact = *a.To.ID
 			}
 		}
 	}
@@ -83,43 +73,30 @@ func (f *HubSpot) createTask(w http.ResponseWriter, r *http.Request) {
 		hsBad(w, "One or more associations are invalid: contact "+contact+" does not exist")
 		return
 	}
-	t := Task{ID: f.newID(), ContactID: contact, Title: in.Properties["hs_task_subject"], Body: in.Properties["hs_task_body"],
-		Due: in.Properties["hs_timestamp"]}
+	t := Task{ID: f.newID(), ContactID: contact, Title: props["hs_task_subject"], Body: props["hs_task_body"], Due: props["hs_timestamp"]}
 	f.acts.tasks = append(f.acts.tasks, t)
-	writeJSON(w, http.StatusOK, map[string]any{"createdResourceId": t.ID, "entity": hsTaskJSON(t),
-		"location": "https://api.hubapi.com/crm/v3/objects/tasks/" + t.ID})
+	writeJSON(w, http.StatusCreated, hsTaskJSON(t))
 }
 
 // POST /crm/v3/objects/tasks/batch/read BatchReadInputSimplePublicObjectId {"inputs":[{"id"}],
 // "properties":[...],"propertiesWithHistory":[...]} (all three required, 400 otherwise): 200
 // {"status","results","startedAt","completedAt"}.
 func (f *HubSpot) readTasks(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Inputs *[]struct {
-			ID string `json:"id"`
-		} `json:"inputs"`
-		Properties            *[]string `json:"properties"`
-		PropertiesWithHistory *[]string `json:"propertiesWithHistory"`
-	}
-	if !decode(w, r, &in, hsBad) {
-		return
-	}
-	if in.Inputs == nil || in.Properties == nil || in.PropertiesWithHistory == nil {
-		hsBad(w, "Invalid input JSON: inputs, properties and propertiesWithHistory are required")
+	in := decodeRead(w, r)
+	if in == nil {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := []any{}
+	var out []map[string]any
 	for _, want := range *in.Inputs {
 		for _, t := range f.acts.tasks {
-			if t.ID == want.ID {
+			if t.ID == *want.ID {
 				out = append(out, hsTaskJSON(t))
 			}
 		}
 	}
-	now := time.Now().UTC().Format(time.RFC3339)
-	writeJSON(w, http.StatusOK, map[string]any{"status": "COMPLETE", "results": out, "startedAt": now, "completedAt": now})
+	hsBatchAnswer(w, out, nil)
 }
 
 // GET /crm/v4/objects/contacts/{id}/associations/tasks?limit&after: CollectionResponseMultiAssociatedObject

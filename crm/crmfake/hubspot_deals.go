@@ -100,7 +100,8 @@ func (f *HubSpot) listPipelines(w http.ResponseWriter, r *http.Request) {
 
 func (f *HubSpot) dealJSON(d *HSDeal, traceID string) map[string]any {
 	o := map[string]any{"id": d.ID, "properties": map[string]any{"dealname": d.Name, "pipeline": d.Pipeline, "dealstage": d.Stage,
-		"hs_object_id": d.ID}, "updatedAt": d.UpdatedAt.Format(time.RFC3339Nano), "archived": false}
+		"hs_object_id": d.ID}, "createdAt": d.UpdatedAt.Format(time.RFC3339Nano), "updatedAt": d.UpdatedAt.Format(time.RFC3339Nano),
+		"archived": false}
 	if traceID != "" {
 		o["objectWriteTraceId"] = traceID
 	}
@@ -108,153 +109,192 @@ func (f *HubSpot) dealJSON(d *HSDeal, traceID string) map[string]any {
 }
 
 // checkDealProps validates pipeline/dealstage like HubSpot: the stage must belong to the deal's pipeline.
-func (f *HubSpot) checkDealProps(pipeline, stage string) string {
+func (f *HubSpot) checkDealProps(pipeline, stage string) []hsPropErr {
 	p := f.pipeline(pipeline)
 	if p == nil {
-		return "Property values were not valid: [{\"isValid\":false,\"message\":\"" + pipeline + " is not a valid pipeline\",\"error\":\"INVALID_OPTION\",\"name\":\"pipeline\"}]"
+		return []hsPropErr{{Message: pipeline + " is not a valid pipeline", Error: "INVALID_OPTION", Name: "pipeline"}}
 	}
 	if !slices.Contains(p.Stages, stage) {
-		return "Property values were not valid: [{\"isValid\":false,\"message\":\"" + stage + " is not a valid dealstage for pipeline " + pipeline + "\",\"error\":\"INVALID_OPTION\",\"name\":\"dealstage\"}]"
+		return []hsPropErr{{Message: stage + " is not a valid dealstage for pipeline " + pipeline, Error: "INVALID_OPTION", Name: "dealstage"}}
 	}
-	return ""
+	return nil
 }
 
-// POST /crm/v3/objects/deals/batch/create: inputs with properties and associations (to contacts).
+// POST /crm/v3/objects/0-3/batch/create (PublicApiSpecs/CRM/Deals/Rollouts/424/v3/deals.json):
+// SimplePublicObjectBatchInputForCreate inputs, properties and associations required; 201. The deal's
+// pipeline and dealstage must exist (INVALID_OPTION otherwise) and associations must name existing contacts
+// with the deal-to-contact type (HUBSPOT_DEFINED 3).
 func (f *HubSpot) createDeals(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Inputs []struct {
-			Properties   map[string]string `json:"properties"`
-			TraceID      string            `json:"objectWriteTraceId"`
-			Associations []struct {
-				To struct {
-					ID string `json:"id"`
-				} `json:"to"`
-				Types []struct {
-					Category string `json:"associationCategory"`
-					TypeID   int    `json:"associationTypeId"`
-				} `json:"types"`
-			} `json:"associations"`
-		} `json:"inputs"`
-	}
-	if !decode(w, r, &in, hsBad) || !hsBatchSize(w, len(in.Inputs)) {
+	var in hsBatchCreateIn
+	if !hsDecode(w, r, &in) || !hsRequired(w, "BatchInputSimplePublicObjectBatchInputForCreate", missing("inputs", in.Inputs == nil)...) ||
+		!hsBatchSize(w, len(*in.Inputs)) {
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, x := range in.Inputs {
-		if msg := f.checkDealProps(x.Properties["pipeline"], x.Properties["dealstage"]); msg != "" {
+	for _, x := range *in.Inputs {
+		if !hsRequired(w, "SimplePublicObjectBatchInputForCreate", missing("associations", x.Associations == nil, "properties", x.Properties == nil)...) {
+			return
+		}
+		if msg := checkAssociations(*x.Associations); msg != "" {
 			hsBad(w, msg)
 			return
 		}
-		for _, a := range x.Associations {
-			if f.contacts[a.To.ID] == nil {
-				hsBad(w, "association target contact "+a.To.ID+" does not exist")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, x := range *in.Inputs {
+		props := *x.Properties
+		if errs := f.checkDealProps(props["pipeline"], props["dealstage"]); len(errs) > 0 {
+			hsInvalidProperties(w, errs)
+			return
+		}
+		for _, a := range *x.Associations {
+			if f.contacts[*a.To.ID] == nil {
+				hsBad(w, "One or more associations are invalid: contact "+*a.To.ID+" does not exist")
 				return
 			}
-			for _, t := range a.Types {
-				if t.Category != "HUBSPOT_DEFINED" || t.TypeID != 3 {
-					hsBad(w, "invalid association type "+strconv.Itoa(t.TypeID)+" from deal to contact")
+			for _, t := range *a.Types {
+				if *t.Category != "HUBSPOT_DEFINED" || *t.TypeID != 3 {
+					hsBad(w, "invalid association type "+strconv.Itoa(*t.TypeID)+" from deal to contact")
 					return
 				}
 			}
 		}
 	}
 	var results []map[string]any
-	for _, x := range in.Inputs {
-		d := &HSDeal{ID: f.newID(), Name: x.Properties["dealname"], Pipeline: x.Properties["pipeline"], Stage: x.Properties["dealstage"], UpdatedAt: time.Now()}
-		for _, a := range x.Associations {
-			d.ContactIDs = append(d.ContactIDs, a.To.ID)
+	for _, x := range *in.Inputs {
+		props := *x.Properties
+		d := &HSDeal{ID: f.newID(), Name: props["dealname"], Pipeline: props["pipeline"], Stage: props["dealstage"], UpdatedAt: time.Now()}
+		for _, a := range *x.Associations {
+			d.ContactIDs = append(d.ContactIDs, *a.To.ID)
 		}
 		f.deals[d.ID] = d
 		results = append(results, f.dealJSON(d, x.TraceID))
 	}
-	now := time.Now().Format(time.RFC3339Nano)
-	writeJSON(w, http.StatusCreated, map[string]any{"status": "COMPLETE", "results": nonNil(results), "startedAt": now, "completedAt": now})
+	hsBatchAnswerStatus(w, http.StatusCreated, results, nil)
 }
 
+// POST /crm/v3/objects/0-3/batch/read: BatchReadInputSimplePublicObjectId, like the contacts' one.
 func (f *HubSpot) readDeals(w http.ResponseWriter, r *http.Request) {
-	var in hsBatchIn
-	if !decode(w, r, &in, hsBad) || !hsBatchSize(w, len(in.Inputs)) {
+	in := decodeRead(w, r)
+	if in == nil {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var results, errs []map[string]any
-	var missing []string
-	for _, x := range in.Inputs {
-		if d := f.deals[x.ID]; d != nil {
+	var notFound []string
+	for _, x := range *in.Inputs {
+		if d := f.deals[*x.ID]; d != nil {
 			results = append(results, f.dealJSON(d, ""))
 		} else {
-			missing = append(missing, x.ID)
+			notFound = append(notFound, *x.ID)
 		}
 	}
-	if len(missing) > 0 {
-		errs = append(errs, map[string]any{"status": "error", "category": "OBJECT_NOT_FOUND",
-			"message": "Could not get some DEAL objects, they may be deleted or not exist.", "context": map[string][]string{"ids": missing}})
+	if len(notFound) > 0 {
+		errs = append(errs, hsStandardError("OBJECT_NOT_FOUND", "Could not get some DEAL objects, they may be deleted or not exist.",
+			map[string][]string{"ids": notFound}))
 	}
 	hsBatchAnswer(w, results, errs)
 }
 
+// POST /crm/v3/objects/0-3/batch/update: SimplePublicObjectBatchInput inputs (id and properties required).
 func (f *HubSpot) updateDeals(w http.ResponseWriter, r *http.Request) {
-	var in hsBatchIn
-	if !decode(w, r, &in, hsBad) || !hsBatchSize(w, len(in.Inputs)) {
+	var in hsBatchWriteIn
+	if !hsDecode(w, r, &in) || !hsRequired(w, "BatchInputSimplePublicObjectBatchInput", missing("inputs", in.Inputs == nil)...) ||
+		!hsBatchSize(w, len(*in.Inputs)) {
 		return
+	}
+	for _, x := range *in.Inputs {
+		if !hsRequired(w, "SimplePublicObjectBatchInput", missing("id", x.ID == nil, "properties", x.Properties == nil)...) {
+			return
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, x := range in.Inputs {
-		d := f.deals[x.ID]
+	for _, x := range *in.Inputs {
+		d := f.deals[*x.ID]
 		if d == nil {
 			continue
 		}
-		if msg := f.checkDealProps(cmpOr(x.Properties["pipeline"], d.Pipeline), cmpOr(x.Properties["dealstage"], d.Stage)); msg != "" {
-			hsBad(w, msg)
+		props := *x.Properties
+		if errs := f.checkDealProps(cmpOr(props["pipeline"], d.Pipeline), cmpOr(props["dealstage"], d.Stage)); len(errs) > 0 {
+			hsInvalidProperties(w, errs)
 			return
 		}
 	}
 	var results, errs []map[string]any
-	var missing []string
-	for _, x := range in.Inputs {
-		d := f.deals[x.ID]
+	var notFound []string
+	for _, x := range *in.Inputs {
+		d := f.deals[*x.ID]
 		if d == nil {
-			missing = append(missing, x.ID)
+			notFound = append(notFound, *x.ID)
 			continue
 		}
-		d.Pipeline, d.Stage, d.UpdatedAt = cmpOr(x.Properties["pipeline"], d.Pipeline), cmpOr(x.Properties["dealstage"], d.Stage), time.Now()
+		props := *x.Properties
+		d.Pipeline, d.Stage, d.UpdatedAt = cmpOr(props["pipeline"], d.Pipeline), cmpOr(props["dealstage"], d.Stage), time.Now()
 		results = append(results, f.dealJSON(d, ""))
 	}
-	if len(missing) > 0 {
-		errs = append(errs, map[string]any{"status": "error", "category": "OBJECT_NOT_FOUND",
-			"message": "Could not find some DEAL objects", "context": map[string][]string{"ids": missing}})
+	if len(notFound) > 0 {
+		errs = append(errs, hsStandardError("OBJECT_NOT_FOUND", "Could not find some DEAL objects", map[string][]string{"ids": notFound}))
 	}
 	hsBatchAnswer(w, results, errs)
 }
 
-// POST /crm/v4/associations/contacts/deals/batch/read: each contact's deals; a contact without any is a
-// per-input error of a 207.
+// POST /crm/v4/associations/contacts/deals/batch/read (PublicApiSpecs/CRM/Associations/Rollouts/130902/v4/
+// associations.json): BatchInputPublicFetchAssociationsBatchRequest, each input {id, after?}. Each result is
+// PublicAssociationMultiWithLabel {from, to[], paging?}: toObjectId is a string, and a result carries
+// paging.next.after when the input has more associations than one page; the "after" goes back alongside the
+// id for the next page. A contact without deals is an error of a 207.
 func (f *HubSpot) contactDealAssociations(w http.ResponseWriter, r *http.Request) {
-	var in hsBatchIn
-	if !decode(w, r, &in, hsBad) || !hsBatchSize(w, len(in.Inputs)) {
+	var in struct {
+		Inputs *[]struct {
+			ID    *string `json:"id"`
+			After string  `json:"after"`
+		} `json:"inputs"`
+	}
+	if !hsDecode(w, r, &in) || !hsRequired(w, "BatchInputPublicFetchAssociationsBatchRequest", missing("inputs", in.Inputs == nil)...) ||
+		!hsBatchSize(w, len(*in.Inputs)) {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var results, errs []map[string]any
-	for _, x := range in.Inputs {
-		var to []any
+	for _, x := range *in.Inputs {
+		if x.ID == nil {
+			hsRequired(w, "PublicFetchAssociationsBatchRequest", "id")
+			return
+		}
+		start := 0
+		if x.After != "" {
+			n, err := strconv.Atoi(x.After)
+			if err != nil || n < 0 {
+				hsBad(w, "after "+x.After+" is not a valid paging cursor")
+				return
+			}
+			start = n
+		}
+		var ids []string
 		for _, id := range sortedKeys(f.deals) {
-			if slices.Contains(f.deals[id].ContactIDs, x.ID) {
-				n, _ := strconv.Atoi(id)
-				to = append(to, map[string]any{"toObjectId": n, "associationTypes": []any{
-					map[string]any{"category": "HUBSPOT_DEFINED", "typeId": 4, "label": nil}}})
+			if slices.Contains(f.deals[id].ContactIDs, *x.ID) {
+				ids = append(ids, id)
 			}
 		}
-		if len(to) == 0 {
-			errs = append(errs, map[string]any{"status": "error", "category": "OBJECT_NOT_FOUND", "subCategory": "crm.associations.NO_ASSOCIATIONS_FOUND",
-				"message": "No deals are associated with contact " + x.ID, "context": map[string][]string{"fromObjectId": {x.ID}}})
+		if len(ids) == 0 {
+			e := hsStandardError("OBJECT_NOT_FOUND", "No deals are associated with contact "+*x.ID, map[string][]string{"fromObjectId": {*x.ID}})
+			errs = append(errs, e)
 			continue
 		}
-		results = append(results, map[string]any{"from": map[string]any{"id": x.ID}, "to": to})
+		to := []any{}
+		end := min(start+f.hsOpts.AssociationPageSize, len(ids))
+		for _, id := range ids[min(start, len(ids)):end] {
+			to = append(to, map[string]any{"toObjectId": id, "associationTypes": []any{
+				map[string]any{"category": "HUBSPOT_DEFINED", "typeId": 4, "label": nil}}})
+		}
+		res := map[string]any{"from": map[string]any{"id": *x.ID}, "to": to}
+		if end < len(ids) {
+			res["paging"] = map[string]any{"next": map[string]any{"after": strconv.Itoa(end), "link": nil}}
+		}
+		results = append(results, res)
 	}
 	hsBatchAnswer(w, results, errs)
 }
@@ -273,7 +313,7 @@ func (f *HubSpot) deleteContact(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// POST /crm/v3/objects/contacts/merge {primaryObjectId, objectIdToMerge}: the two records become one
+// POST /crm/v3/objects/contacts/merge PublicMergeInput {primaryObjectId, objectIdToMerge} (both required): the two records become one
 // under a new id (HubSpot may mint one); the primary's values win and empty ones are filled from the other;
 // deals and notes follow. The old ids no longer resolve here.
 func (f *HubSpot) mergeContacts(w http.ResponseWriter, r *http.Request) {
@@ -281,7 +321,7 @@ func (f *HubSpot) mergeContacts(w http.ResponseWriter, r *http.Request) {
 		PrimaryObjectID string `json:"primaryObjectId"`
 		ObjectIDToMerge string `json:"objectIdToMerge"`
 	}
-	if !decode(w, r, &in, hsBad) {
+	if !hsDecode(w, r, &in) {
 		return
 	}
 	f.mu.Lock()

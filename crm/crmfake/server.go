@@ -60,6 +60,10 @@ type server struct {
 	authorize func(*http.Request, Options) bool
 	shapes    errorShapes
 	acts      actions // native side effects (actions.go)
+	// limits, when set, replaces the generic rate limit with the CRM's own (HubSpot: per-tier windows, a
+	// daily quota, exempt endpoints). It runs under mu, counts the request, and returns the headers every
+	// answer carries and, when the request is refused, the writer of the refusal.
+	limits func(r *http.Request, arrived time.Time) (http.Header, func(http.ResponseWriter))
 }
 
 // errorShapes writes the CRM-specific bodies of the injected errors.
@@ -128,7 +132,17 @@ func (s *server) intercept(w http.ResponseWriter, r *http.Request, arrived time.
 			return true
 		}
 	}
-	if s.opts.RateLimit > 0 {
+	if s.limits != nil {
+		h, refuse := s.limits(r, arrived)
+		for k, v := range h {
+			w.Header()[k] = v
+		}
+		if refuse != nil {
+			s.mu.Unlock()
+			refuse(w)
+			return true
+		}
+	} else if s.opts.RateLimit > 0 {
 		cut := arrived.Add(-s.opts.RateWindow)
 		i := 0
 		for i < len(s.admitted) && !s.admitted[i].After(cut) {

@@ -189,7 +189,7 @@ var hubspotProperties = []string{"email", "phone", "mobilephone", "firstname", "
 // hubspotContact reads a contact by its object id.
 func (c *client) hubspotContact(ctx context.Context, id string) (Lead, error) {
 	var out hsObject
-	q := url.Values{"properties": {strings.Join(hubspotProperties, ",")}}
+	q := url.Values{"properties": hubspotProperties} // an exploded array parameter (properties=a&properties=b)
 	if err := c.get(ctx, "/crm/v3/objects/contacts/"+url.PathEscape(id), q, &out); err != nil {
 		return Lead{}, err
 	}

@@ -182,7 +182,9 @@ func (r *hsReader) List(ctx context.Context, cursor string) ([]RemoteContact, st
 			} `json:"next"`
 		} `json:"paging"`
 	}
-	q := url.Values{"limit": {"100"}, "properties": {strings.Join(r.props, ",")}}
+	// properties is an array query parameter of style form, explode true (properties=a&properties=b), per
+	// GET /crm/v3/objects/contacts in HubSpot's contacts description.
+	q := url.Values{"limit": {"100"}, "properties": r.props}
 	if cursor != "" {
 		q.Set("after", cursor)
 	}
@@ -201,7 +203,7 @@ func (r *hsReader) List(ctx context.Context, cursor string) ([]RemoteContact, st
 
 func (r *hsReader) Get(ctx context.Context, id string) (RemoteContact, error) {
 	var o hsObject
-	q := url.Values{"properties": {strings.Join(r.props, ",")}}
+	q := url.Values{"properties": r.props}
 	if err := r.c.get(ctx, "/crm/v3/objects/contacts/"+url.PathEscape(id), q, &o); err != nil {
 		return RemoteContact{}, err
 	}
