@@ -2,6 +2,8 @@ package crm
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -24,7 +26,8 @@ type activeCampaign struct {
 
 	mu       sync.Mutex
 	fieldIDs map[string]string // custom field reference (id, perstag or title) -> id, once loaded
-	tagIDs   map[string]string // tag name -> id
+	tagIDs   map[string]string // tag name (lower case) -> id
+	pipe     *acPipeline       // the deal pipeline's currency, stages and owner, once read
 }
 
 func newActiveCampaign(cfg Config) (*activeCampaign, error) {
@@ -103,9 +106,12 @@ func (a *activeCampaign) sync(ctx context.Context, c Contact, res *Result) error
 	if err != nil {
 		return err
 	}
-	remote, err := a.find(ctx, c, ids, &res.Calls)
+	remote, err := a.find(ctx, c, wants, ids, &res.Calls)
 	if err != nil {
 		return err
+	}
+	if remote.id == "" && c.Email == "" && !a.cfg.AllowNullEmail {
+		return a.noNullEmail(c)
 	}
 	p := planWrites(wants, remote.values, remote.id != "", c.Previous)
 	res.Conflicts = p.conflicts
@@ -159,6 +165,14 @@ func (a *activeCampaign) sync(ctx context.Context, c Contact, res *Result) error
 	return nil
 }
 
+// noNullEmail is the fault of a phone-only lead that matches no contact at an account that cannot hold a
+// contact without an email: a fact of the destination's setup, the same for every such lead.
+func (a *activeCampaign) noNullEmail(c Contact) *Error {
+	return &Error{Class: Setup, Message: fmt.Sprintf("activecampaign: contact %s has a phone and no email, and this "+
+		"destination does not create phone-only contacts: turn on phone-only contacts in the ActiveCampaign account "+
+		"and set allow_null_email on the destination, or give the lead an email", c.LeadgateID)}
+}
+
 // fieldRefs lists the custom field references that must resolve to ids: mapped fields among wants and the
 // loop-breaker fields.
 func (a *activeCampaign) fieldRefs(wants []want) []string {
@@ -191,6 +205,8 @@ type acContactIn struct {
 	FirstName   string         `json:"firstName,omitempty"`
 	LastName    string         `json:"lastName,omitempty"`
 	FieldValues []acFieldValue `json:"fieldValues,omitempty"`
+	// AllowNullEmail opts a create without an email in to a phone-only contact (reference/create-a-new-contact).
+	AllowNullEmail bool `json:"allowNullEmail,omitempty"`
 }
 
 type acFieldValue struct {
@@ -198,8 +214,8 @@ type acFieldValue struct {
 	Value string     `json:"value"`
 }
 
-// body builds a contact body from planned writes plus the loop-breaker flag.
-func (a *activeCampaign) body(writes map[string]string, ids map[string]string) acContactBody {
+// body builds a contact body from planned writes plus the loop-breaker flag stamped with stamp.
+func (a *activeCampaign) body(writes map[string]string, ids map[string]string, stamp string) acContactBody {
 	in := acContactIn{
 		Email: writes["email"], Phone: writes["phone"],
 		FirstName: writes["firstName"], LastName: writes["lastName"],
@@ -211,36 +227,72 @@ func (a *activeCampaign) body(writes map[string]string, ids map[string]string) a
 	}
 	in.FieldValues = append(in.FieldValues,
 		acFieldValue{Field: flexString(ids[a.cfg.LoopField]), Value: LoopValue},
-		acFieldValue{Field: flexString(ids[a.cfg.SyncField]), Value: syncStamp(a.cfg)},
+		acFieldValue{Field: flexString(ids[a.cfg.SyncField]), Value: stamp},
 	)
 	return acContactBody{Contact: in}
 }
 
+// acContactOut is the answer of create, update and sync: the contact and its field values.
 type acContactOut struct {
-	Contact struct {
-		ID flexString `json:"id"`
-	} `json:"contact"`
+	Contact     acContact      `json:"contact"`
+	FieldValues []acFieldValue `json:"fieldValues"`
 }
 
 // create inserts the contact. With an email it uses contact/sync, which matches on email, so a contact
-// created concurrently (or by a send whose answer was lost) is updated instead of duplicated.
+// created concurrently is updated instead of duplicated; without one, POST /contacts with allowNullEmail.
+// An answer that cannot be trusted (a timeout or 5xx after the request went out) is checked by a look-up
+// before anything is sent again (verifyCreate).
 func (a *activeCampaign) create(ctx context.Context, c Contact, writes, ids map[string]string, calls *int) (string, error) {
-	var out acContactOut
-	path := "/contacts"
-	if c.Email != "" {
-		path = "/contact/sync"
+	stamp := syncStamp(a.cfg)
+	in := a.body(writes, ids, stamp)
+	path := "/contact/sync"
+	if c.Email == "" {
+		path, in.Contact.AllowNullEmail = "/contacts", true
 	}
-	if _, err := a.api.do(ctx, call{method: http.MethodPost, path: path, in: a.body(writes, ids), out: &out}, calls); err != nil {
+	var out acContactOut
+	_, err := a.api.do(ctx, call{method: http.MethodPost, path: path, in: in, out: &out}, calls)
+	switch {
+	case untrusted(ctx, err):
+		if id, ok, verr := a.verifyCreate(ctx, c, ids, stamp, calls); verr == nil && ok {
+			return id, nil
+		}
+		return "", err
+	case err != nil && c.Email == "" && refusedNullEmail(err):
+		return "", &Error{Class: Setup, Message: "activecampaign: the account refused a contact without an email (" +
+			err.Error() + "): turn on phone-only contacts in the ActiveCampaign account, or turn allow_null_email off " +
+			"on the destination"}
+	case err != nil:
 		return "", err
 	}
 	if out.Contact.ID == "" {
 		return "", &Error{Class: Transient, Message: "activecampaign: create contact: response has no contact id"}
 	}
+	if err := a.checkEcho(out, ids, stamp, "create contact"); err != nil {
+		return "", err
+	}
 	return string(out.Contact.ID), nil
 }
 
-// update writes only the changed fields, with the loop-breaker flag, by remote id.
+// refusedNullEmail reports whether a create answer refuses the missing email (422 pointing at it).
+func refusedNullEmail(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusUnprocessableEntity && strings.Contains(strings.ToLower(e.Message), "email")
+}
+
+// update writes only the changed fields, with the loop-breaker flag, by remote id. An untrusted answer is
+// checked by reading the contact back: a write that landed is not repeated.
 func (a *activeCampaign) update(ctx context.Context, id string, writes, ids map[string]string, calls *int) error {
-	_, err := a.api.do(ctx, call{method: http.MethodPut, path: "/contacts/" + pathID(id), in: a.body(writes, ids)}, calls)
-	return err
+	stamp := syncStamp(a.cfg)
+	var out acContactOut
+	_, err := a.api.do(ctx, call{method: http.MethodPut, path: "/contacts/" + pathID(id), in: a.body(writes, ids, stamp), out: &out}, calls)
+	if untrusted(ctx, err) {
+		if ok, verr := a.landed(ctx, id, ids, stamp, calls); verr == nil && ok {
+			return nil
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	return a.checkEcho(out, ids, stamp, "update contact "+id)
 }

@@ -6,15 +6,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
 
 var acActions = []string{ActionAddTag, ActionAddToList, ActionStartAutomation, ActionCreateTask}
-
-// acPage is the page size of the v3 list reads below (AC's documented maximum; the default is 20).
-const acPage = 100
 
 // SupportsAction: tags, list subscriptions, automations and tasks.
 func (a *activeCampaign) SupportsAction(name string) bool { return slices.Contains(acActions, name) }
@@ -39,7 +35,7 @@ func (a *activeCampaign) RunAction(ctx context.Context, remoteID string, act Act
 // addTag attaches the tag (POST /contactTags {"contactTag":{"contact","tag"}}) unless the contact has it
 // already. The reference does not say what a second POST of the same pair does (a duplicate answer, or a
 // second "tag added" automation trigger), so the contact's tags are read first (GET
-// /contacts/{id}/contactTags, {"contactTags":[{"tag":id}]}).
+// /contacts/{id}/contactTags, {"contactTags":[{"tag":id}]}, every page).
 func (a *activeCampaign) addTag(ctx context.Context, remoteID string, act Action) error {
 	tag, err := act.param(KindActiveCampaign, "tag")
 	if err != nil {
@@ -49,19 +45,9 @@ func (a *activeCampaign) addTag(ctx context.Context, remoteID string, act Action
 	if err != nil {
 		return err
 	}
-	var cur struct {
-		ContactTags []struct {
-			Tag flexString `json:"tag"`
-		} `json:"contactTags"`
-	}
-	if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/contacts/" + pathID(remoteID) + "/contactTags",
-		query: url.Values{"limit": {strconv.Itoa(acPage)}}, out: &cur}, nil); err != nil {
+	has, err := a.hasTag(ctx, remoteID, tagID, nil)
+	if err != nil || has {
 		return err
-	}
-	for _, ct := range cur.ContactTags {
-		if string(ct.Tag) == tagID {
-			return nil
-		}
 	}
 	in := map[string]any{"contactTag": map[string]any{"contact": remoteID, "tag": tagID}}
 	_, err = a.api.do(ctx, call{method: http.MethodPost, path: "/contactTags", in: in}, nil)
@@ -71,7 +57,7 @@ func (a *activeCampaign) addTag(ctx context.Context, remoteID string, act Action
 // addToList subscribes the contact (POST /contactLists {"contactList":{"list","contact","status":1}}) when
 // it has no subscription to the list yet. The reference warns that setting status 1 on an unsubscribed
 // contact re-subscribes someone who unsubscribed themselves, so the contact's list memberships are read
-// first (GET /contacts/{id}/contactLists): already active (status 1) is done; any other status
+// first (GET /contacts/{id}/contactLists, every page): already active (status 1) is done; any other status
 // (unsubscribed, bounced, unconfirmed) is left alone and reported as an Invalid error, which dead-letters
 // the side effect with the reason for a person to decide.
 func (a *activeCampaign) addToList(ctx context.Context, remoteID string, act Action) error {
@@ -79,17 +65,15 @@ func (a *activeCampaign) addToList(ctx context.Context, remoteID string, act Act
 	if err != nil {
 		return err
 	}
-	var cur struct {
-		ContactLists []struct {
-			List   flexString `json:"list"`
-			Status flexString `json:"status"`
-		} `json:"contactLists"`
+	type contactList struct {
+		List   flexString `json:"list"`
+		Status flexString `json:"status"`
 	}
-	if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/contacts/" + pathID(remoteID) + "/contactLists",
-		query: url.Values{"limit": {strconv.Itoa(acPage)}}, out: &cur}, nil); err != nil {
+	cur, err := acListAll[contactList](ctx, a.api, "/contacts/"+pathID(remoteID)+"/contactLists", nil, "contactLists", nil)
+	if err != nil {
 		return err
 	}
-	for _, cl := range cur.ContactLists {
+	for _, cl := range cur {
 		if string(cl.List) != list {
 			continue
 		}
@@ -114,16 +98,14 @@ func (a *activeCampaign) startAutomation(ctx context.Context, remoteID string, a
 	if err != nil {
 		return err
 	}
-	var cur struct {
-		ContactAutomations []struct {
-			Automation flexString `json:"automation"`
-		} `json:"contactAutomations"`
+	type contactAutomation struct {
+		Automation flexString `json:"automation"`
 	}
-	if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/contacts/" + pathID(remoteID) + "/contactAutomations",
-		query: url.Values{"limit": {strconv.Itoa(acPage)}}, out: &cur}, nil); err != nil {
+	cur, err := acListAll[contactAutomation](ctx, a.api, "/contacts/"+pathID(remoteID)+"/contactAutomations", nil, "contactAutomations", nil)
+	if err != nil {
 		return err
 	}
-	for _, ca := range cur.ContactAutomations {
+	for _, ca := range cur {
 		if string(ca.Automation) == automation {
 			return nil
 		}
@@ -162,30 +144,18 @@ func (a *activeCampaign) createTask(ctx context.Context, remoteID string, act Ac
 
 // taskWithMarker reports whether one of the contact's tasks carries stableID's marker in its note.
 func (a *activeCampaign) taskWithMarker(ctx context.Context, remoteID, stableID string) (bool, error) {
-	for offset := 0; ; {
-		var page struct {
-			DealTasks []struct {
-				Note string `json:"note"`
-			} `json:"dealTasks"`
-			Meta struct {
-				Total flexString `json:"total"`
-			} `json:"meta"`
-		}
-		q := url.Values{"filters[reltype]": {"Subscriber"}, "filters[relid]": {remoteID},
-			"limit": {strconv.Itoa(acPage)}, "offset": {strconv.Itoa(offset)}}
-		if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/dealTasks", query: q, out: &page}, nil); err != nil {
-			return false, err
-		}
-		for _, t := range page.DealTasks {
-			if hasMarker(t.Note, stableID) {
-				return true, nil
-			}
-		}
-		offset += len(page.DealTasks)
-		total, err := strconv.Atoi(string(page.Meta.Total))
-		// A short page is the last one; so is reaching meta.total when the answer carries it.
-		if len(page.DealTasks) < acPage || (err == nil && offset >= total) {
-			return false, nil
+	type dealTask struct {
+		Note string `json:"note"`
+	}
+	q := url.Values{"filters[reltype]": {"Subscriber"}, "filters[relid]": {remoteID}}
+	tasks, err := acListAll[dealTask](ctx, a.api, "/dealTasks", q, "dealTasks", nil)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range tasks {
+		if hasMarker(t.Note, stableID) {
+			return true, nil
 		}
 	}
+	return false, nil
 }

@@ -1,32 +1,45 @@
 package crm
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// BulkImporter is an adapter with an asynchronous bulk import for backfills and resyncs (ActiveCampaign's
-// POST /import/bulk_import). Live sync never uses it: the import is queued on the CRM's side and takes
-// seconds to minutes, and it cannot detect human edits (see BulkImport).
+// BulkImporter is an adapter with an asynchronous bulk import for backfills, resyncs and bursts
+// (ActiveCampaign's POST /import/bulk_import). The import is queued on the CRM's side and takes seconds
+// to minutes, and it cannot detect human edits (see BulkImport).
 type BulkImporter interface {
 	// BulkLimits is the smallest batch worth importing in bulk (smaller ones go through Upsert) and the
-	// largest one request may carry.
+	// largest one request may carry. A batch whose import must not start the account's automations
+	// (BulkOptions.Live false) is imported at any size: the per-contact API cannot keep them from running.
 	BulkLimits() (min, max int)
 	// BulkImport writes the batch through the bulk importer and waits for it to finish; results are in
 	// batch order, like Upsert's.
-	BulkImport(ctx context.Context, batch []Contact) []Result
+	BulkImport(ctx context.Context, batch []Contact, opts BulkOptions) []Result
 }
 
-// ActiveCampaign's documented importer limits: at most 250 contacts per request; for 10 or fewer the
-// Contacts API is the right tool.
+// BulkOptions say whose work a bulk import carries.
+type BulkOptions struct {
+	// Live is true for live leads, which keep the account's automations when the destination's
+	// Automations setting is AutomationsLive (the default); resyncs, imports and backfills leave it
+	// false and never start them unless the setting is AutomationsAlways.
+	Live bool
+}
+
+// ActiveCampaign's documented importer limits (reference/bulk-import-contacts): at most 250 contacts per
+// request and a payload under 400,000 bytes; for 10 or fewer the Contacts API is the right tool.
 const (
-	acBulkMin = 10
-	acBulkMax = 250
+	acBulkMin      = 10
+	acBulkMax      = 250
+	acBulkMaxBytes = 400_000 - 1
 )
 
 // acBulkPoll is how long BulkImport waits before status read n (from 0): 1 s, 2 s, 4 s, then every 8 s. AC
@@ -40,6 +53,17 @@ const acBulkTimeout = 15 * time.Minute
 
 func (a *activeCampaign) BulkLimits() (int, int) { return acBulkMin, acBulkMax }
 
+// excludeAutomations is the import's exclude_automations for work of this kind.
+func (a *activeCampaign) excludeAutomations(opts BulkOptions) bool {
+	switch a.cfg.Automations {
+	case AutomationsNever:
+		return true
+	case AutomationsAlways:
+		return false
+	}
+	return !opts.Live
+}
+
 type acBulkContact struct {
 	Email     string        `json:"email"`
 	FirstName string        `json:"first_name,omitempty"`
@@ -49,12 +73,20 @@ type acBulkContact struct {
 	Fields    []acBulkField `json:"fields,omitempty"`
 }
 
+// acBulkField is one custom field value of an imported contact: the importer takes the field's id as an
+// integer ({"id": 3, "value": "SQL"}), unlike the Contacts API's string ids.
 type acBulkField struct {
-	ID    flexString `json:"id"`
-	Value string     `json:"value"`
+	ID    int64  `json:"id"`
+	Value string `json:"value"`
 }
 
-// BulkImport sends the batch in one bulk import and follows its batch id until AC reports it done.
+type acBulkBody struct {
+	Contacts           []acBulkContact `json:"contacts"`
+	ExcludeAutomations bool            `json:"exclude_automations"`
+}
+
+// BulkImport sends the batch through the importer and follows each import's batch id until AC reports it
+// done. exclude_automations is set as BulkOptions and the destination's Automations setting say.
 //
 // What it writes differs from Upsert, which reads every contact first: the importer overwrites without
 // looking, so it sends only what leadgate has not written before (a value equal to what leadgate last
@@ -68,7 +100,7 @@ type acBulkField struct {
 // contact the import reports as failed is retried through Upsert too, which gives its exact error.
 // Remote ids: known ones are kept; the import status lists the ids of created contacts (read back in
 // pages of 100 to learn their emails); any other is looked up by email.
-func (a *activeCampaign) BulkImport(ctx context.Context, batch []Contact) []Result {
+func (a *activeCampaign) BulkImport(ctx context.Context, batch []Contact, opts BulkOptions) []Result {
 	out := make([]Result, len(batch))
 	var bulk, single []int
 	for i, c := range batch {
@@ -79,15 +111,12 @@ func (a *activeCampaign) BulkImport(ctx context.Context, batch []Contact) []Resu
 			single = append(single, i)
 		}
 	}
-	if len(bulk) > acBulkMax {
-		single = append(single, bulk[acBulkMax:]...)
-		bulk = bulk[:acBulkMax]
-	}
-	if len(bulk) < acBulkMin {
+	exclude := a.excludeAutomations(opts)
+	if len(bulk) < acBulkMin && !exclude {
 		single, bulk = append(single, bulk...), nil
 	}
 	if len(bulk) > 0 {
-		failed := a.bulkImport(ctx, batch, bulk, out)
+		failed := a.bulkImport(ctx, batch, bulk, out, exclude)
 		single = append(single, failed...)
 	}
 	slices.Sort(single)
@@ -113,17 +142,10 @@ func (a *activeCampaign) bulkable(c Contact) bool {
 	return len(remove) == 0
 }
 
-// bulkImport imports batch[idx...] and fills their results; it returns the indexes that must go through
-// Upsert (reported as failed by the import).
-func (a *activeCampaign) bulkImport(ctx context.Context, batch []Contact, idx []int, out []Result) []int {
+// bulkImport imports batch[idx...] in as many requests as the importer's limits need and fills their
+// results; it returns the indexes that must go through Upsert (reported as failed by the import).
+func (a *activeCampaign) bulkImport(ctx context.Context, batch []Contact, idx []int, out []Result, exclude bool) []int {
 	calls := 0
-	fail := func(err error) []int {
-		share(out, idx, calls)
-		for _, i := range idx {
-			out[i].Err = err
-		}
-		return nil
-	}
 	refs := []string{a.cfg.LoopField, a.cfg.SyncField}
 	wants := make([][]want, len(batch))
 	for _, i := range idx {
@@ -137,25 +159,75 @@ func (a *activeCampaign) bulkImport(ctx context.Context, batch []Contact, idx []
 	}
 	ids, err := a.resolveFields(ctx, refs, &calls)
 	if err != nil {
-		return fail(err)
+		share(out, idx, calls)
+		for _, i := range idx {
+			out[i].Err = err
+		}
+		return nil
 	}
-	body := struct {
-		Contacts           []acBulkContact `json:"contacts"`
-		ExcludeAutomations bool            `json:"exclude_automations"`
-	}{ExcludeAutomations: false}
-	written := map[int]map[string]string{}
-	var sent []int
+	stamp := syncStamp(a.cfg)
+	var items []acBulkItem
 	for _, i := range idx {
 		if out[i].Err != nil {
 			continue
 		}
-		bc, w := a.bulkContact(batch[i], wants[i], ids)
-		body.Contacts = append(body.Contacts, bc)
-		written[i] = w
-		sent = append(sent, i)
+		bc, w, err := a.bulkContact(batch[i], wants[i], ids, stamp)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		items = append(items, acBulkItem{i: i, contact: bc, written: w})
 	}
-	idx = sent
-	if len(idx) == 0 {
+	share(out, idx, calls)
+	var retry []int
+	for _, chunk := range bulkChunks(items, exclude) {
+		retry = append(retry, a.importChunk(ctx, batch, chunk, out, exclude)...)
+	}
+	return retry
+}
+
+// acBulkItem is one contact of an import request, with the Previous it leaves.
+type acBulkItem struct {
+	i       int
+	contact acBulkContact
+	written map[string]string
+}
+
+// bulkChunks splits items into requests of at most acBulkMax contacts and acBulkMaxBytes of JSON.
+func bulkChunks(items []acBulkItem, exclude bool) [][]acBulkItem {
+	envelope, _ := json.Marshal(acBulkBody{Contacts: []acBulkContact{}, ExcludeAutomations: exclude})
+	var chunks [][]acBulkItem
+	var cur []acBulkItem
+	size := len(envelope)
+	for _, it := range items {
+		b, _ := json.Marshal(it.contact)
+		n := len(b) + 1 // the comma between contacts
+		if len(cur) > 0 && (len(cur) == acBulkMax || size+n > acBulkMaxBytes) {
+			chunks, cur, size = append(chunks, cur), nil, len(envelope)
+		}
+		cur, size = append(cur, it), size+n
+	}
+	if len(cur) > 0 {
+		chunks = append(chunks, cur)
+	}
+	return chunks
+}
+
+// importChunk sends one import request, waits for it and records each contact's outcome; it returns the
+// indexes the import reported as failed.
+func (a *activeCampaign) importChunk(ctx context.Context, batch []Contact, chunk []acBulkItem, out []Result, exclude bool) []int {
+	calls := 0
+	idx := make([]int, len(chunk))
+	body := acBulkBody{ExcludeAutomations: exclude}
+	for j, it := range chunk {
+		idx[j] = it.i
+		body.Contacts = append(body.Contacts, it.contact)
+	}
+	fail := func(err error) []int {
+		share(out, idx, calls)
+		for _, i := range idx {
+			out[i].Err = err
+		}
 		return nil
 	}
 	var queued struct {
@@ -181,8 +253,8 @@ func (a *activeCampaign) bulkImport(ctx context.Context, batch []Contact, idx []
 		return fail(err)
 	}
 	var retry []int
-	for _, i := range idx {
-		c := batch[i]
+	for _, it := range chunk {
+		i, c := it.i, batch[it.i]
 		email := strings.ToLower(c.Email)
 		if failedEmail[email] {
 			retry = append(retry, i)
@@ -191,26 +263,26 @@ func (a *activeCampaign) bulkImport(ctx context.Context, batch []Contact, idx []
 		if id, ok := emailIDs[email]; ok {
 			out[i].RemoteID, out[i].Created = id, true
 		} else if out[i].RemoteID == "" {
-			id, err := a.search(ctx, Contact{Email: c.Email}, &calls)
+			found, err := a.search(ctx, Contact{Email: c.Email}, &calls)
 			if err != nil {
 				out[i].Err = err
 				continue
 			}
-			if id == "" {
+			if found.ID == "" {
 				// Reported imported, yet not found: the import status and the contact list disagree. Resend.
 				out[i].Err = &Error{Class: Transient, Message: "activecampaign: bulk import " + queued.BatchID + ": " + c.Email + " not found after import"}
 				continue
 			}
-			out[i].RemoteID = id
+			out[i].RemoteID = string(found.ID)
 		}
-		out[i].Written = written[i]
+		out[i].Written = it.written
 	}
 	share(out, idx, calls)
 	return retry
 }
 
 // bulkContact is c as the importer takes it, and the next Previous.
-func (a *activeCampaign) bulkContact(c Contact, wants []want, ids map[string]string) (acBulkContact, map[string]string) {
+func (a *activeCampaign) bulkContact(c Contact, wants []want, ids map[string]string, stamp string) (acBulkContact, map[string]string, error) {
 	w := map[string]string{}
 	for k, v := range c.Previous {
 		w[k] = v
@@ -230,18 +302,36 @@ func (a *activeCampaign) bulkContact(c Contact, wants []want, ids map[string]str
 		case "lastName":
 			bc.LastName = x.value
 		default:
-			bc.Fields = append(bc.Fields, acBulkField{ID: flexString(ids[x.key]), Value: x.value})
+			f, err := bulkField(ids[x.key], x.value)
+			if err != nil {
+				return bc, nil, err
+			}
+			bc.Fields = append(bc.Fields, f)
 		}
 	}
-	bc.Fields = append(bc.Fields,
-		acBulkField{ID: flexString(ids[a.cfg.LoopField]), Value: LoopValue},
-		acBulkField{ID: flexString(ids[a.cfg.SyncField]), Value: syncStamp(a.cfg)})
+	for ref, v := range map[string]string{a.cfg.LoopField: LoopValue, a.cfg.SyncField: stamp} {
+		f, err := bulkField(ids[ref], v)
+		if err != nil {
+			return bc, nil, err
+		}
+		bc.Fields = append(bc.Fields, f)
+	}
+	slices.SortFunc(bc.Fields, func(x, y acBulkField) int { return cmp.Compare(x.ID, y.ID) })
 	add, _, joined := tagChanges(c.Tags, c.Previous)
 	bc.Tags = add
 	if joined != "" || w[PrevTags] != "" {
 		w[PrevTags] = joined
 	}
-	return bc, w
+	return bc, w, nil
+}
+
+// bulkField is a custom field value with its id as the importer's integer.
+func bulkField(id, value string) (acBulkField, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 {
+		return acBulkField{}, &Error{Class: Setup, Message: fmt.Sprintf("activecampaign: custom field id %q is not a number", id)}
+	}
+	return acBulkField{ID: n, Value: value}, nil
 }
 
 // share attributes calls spent on a bulk request to each of its contacts (like a batch request).
@@ -288,20 +378,19 @@ func (a *activeCampaign) bulkWait(ctx context.Context, batchID string, calls *in
 	}
 }
 
-// createdIDs reads the contacts the import created (GET /contacts?ids=, 100 a page) and maps their emails
-// to ids.
+// createdIDs reads the contacts the import created (GET /contacts?ids[]=1&ids[]=2…, the reference's list
+// form, 100 a request) and maps their emails to ids.
 func (a *activeCampaign) createdIDs(ctx context.Context, ids []flexString, calls *int) (map[string]string, error) {
 	out := map[string]string{}
 	for start := 0; start < len(ids); start += 100 {
 		page := ids[start:min(start+100, len(ids))]
-		parts := make([]string, len(page))
-		for i, id := range page {
-			parts[i] = string(id)
+		q := url.Values{"limit": {"100"}}
+		for _, id := range page {
+			q.Add("ids[]", string(id))
 		}
 		var res struct {
 			Contacts []acContact `json:"contacts"`
 		}
-		q := url.Values{"ids": {strings.Join(parts, ",")}, "limit": {"100"}}
 		if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/contacts", query: q, out: &res}, calls); err != nil {
 			return nil, err
 		}

@@ -59,7 +59,7 @@ func TestActiveCampaignBulkImportTracksBatchAndRecordsRemoteIDs(t *testing.T) {
 	unknown1 := fake.AddContact(crmfake.ACContact{Email: batch[1].Email, Fields: map[string]string{"4": "partner"}})
 	unknown2 := fake.AddContact(crmfake.ACContact{Email: batch[2].Email})
 
-	results := bi.BulkImport(context.Background(), batch)
+	results := bi.BulkImport(context.Background(), batch, crm.BulkOptions{})
 
 	if len(results) != len(batch) {
 		t.Fatalf("%d results for %d contacts", len(results), len(batch))
@@ -107,13 +107,13 @@ func TestActiveCampaignBulkImportTracksBatchAndRecordsRemoteIDs(t *testing.T) {
 	}
 }
 
-// The importer is not for small batches or for what it cannot carry: fewer than 10 contacts, contacts
-// without an email, deal mode and notes go through the per-contact path; a contact the import rejects is
-// retried per contact and gets its exact error while the rest succeed.
+// The importer is not for small batches of live leads or for what it cannot carry: fewer than 10 live
+// contacts, contacts without an email, deal mode and notes go through the per-contact path; a contact the
+// import rejects is retried per contact and gets its exact error while the rest succeed.
 func TestActiveCampaignBulkImportRoutesWhatItCannotCarry(t *testing.T) {
-	t.Run("fewer than 10", func(t *testing.T) {
+	t.Run("fewer than 10 live", func(t *testing.T) {
 		fake, d := newAC(t, crmfake.ACOptions{})
-		for _, r := range bulkOf(t, d).BulkImport(context.Background(), bulkContacts(9)) {
+		for _, r := range bulkOf(t, d).BulkImport(context.Background(), bulkContacts(9), crm.BulkOptions{Live: true}) {
 			mustOK(t, r)
 		}
 		if len(fake.BulkImports()) != 0 || len(fake.Contacts()) != 9 {
@@ -121,11 +121,11 @@ func TestActiveCampaignBulkImportRoutesWhatItCannotCarry(t *testing.T) {
 		}
 	})
 	t.Run("phone only and notes", func(t *testing.T) {
-		fake, d := newAC(t, crmfake.ACOptions{AllowNullEmail: true})
+		fake, d := newAC(t, crmfake.ACOptions{AllowNullEmail: true}, func(c *crm.Config) { c.AllowNullEmail = true })
 		batch := bulkContacts(12)
 		batch[3].Email, batch[3].Phone = "", "+14155550100"
 		batch[4].Note = "form_submitted"
-		results := bulkOf(t, d).BulkImport(context.Background(), batch)
+		results := bulkOf(t, d).BulkImport(context.Background(), batch, crm.BulkOptions{})
 		for _, r := range results {
 			mustOK(t, r)
 		}
@@ -144,7 +144,7 @@ func TestActiveCampaignBulkImportRoutesWhatItCannotCarry(t *testing.T) {
 		fake, d := newAC(t, crmfake.ACOptions{})
 		batch := bulkContacts(11)
 		batch[5].Email = "not-an-email"
-		results := bulkOf(t, d).BulkImport(context.Background(), batch)
+		results := bulkOf(t, d).BulkImport(context.Background(), batch, crm.BulkOptions{})
 		for i, r := range results {
 			if i == 5 {
 				if crm.ClassOf(r.Err) != crm.Invalid {
@@ -167,14 +167,14 @@ func TestActiveCampaignBulkImportRateLimit400AndStatus503(t *testing.T) {
 	bi := bulkOf(t, d)
 	fake.FailNext(crmfake.Response{Method: http.MethodGet, Path: "/api/3/import/info", Status: http.StatusServiceUnavailable,
 		Body: `{"message":"Service Unavailable"}`})
-	for _, r := range bi.BulkImport(context.Background(), bulkContacts(10)) {
+	for _, r := range bi.BulkImport(context.Background(), bulkContacts(10), crm.BulkOptions{}) {
 		mustOK(t, r)
 	}
 	second := bulkContacts(12)[2:]
 	for i := range second {
 		second[i].Email = "again-" + second[i].Email
 	}
-	results := bi.BulkImport(context.Background(), second)
+	results := bi.BulkImport(context.Background(), second, crm.BulkOptions{})
 	for _, r := range results {
 		var e *crm.Error
 		if crm.ClassOf(r.Err) != crm.RateLimited || !errors.As(r.Err, &e) || e.Status != http.StatusBadRequest {

@@ -2,16 +2,20 @@ package crm
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// acRemote is what ActiveCampaign holds for one contact, keyed like Contact.Previous.
+// acRemote is what ActiveCampaign holds for one contact, keyed like Contact.Previous. fieldsRead is false
+// when only the contact's native fields are known (found by a search whose answer carries no field values).
 type acRemote struct {
-	id     string
-	values map[string]string
+	id         string
+	values     map[string]string
+	fieldsRead bool
 }
 
 type acContact struct {
@@ -22,55 +26,93 @@ type acContact struct {
 	LastName  string     `json:"lastName"`
 }
 
-// find reads the contact by remote id, else searches by email, then phone. An unknown remote id is a
-// NotFound error: a contact we created is never re-searched (it may have been deleted or merged on purpose).
-func (a *activeCampaign) find(ctx context.Context, c Contact, ids map[string]string, calls *int) (acRemote, error) {
-	id := c.RemoteID
-	if id == "" {
-		var err error
-		if id, err = a.search(ctx, c, calls); err != nil || id == "" {
-			return acRemote{}, err
-		}
-	}
-	return a.get(ctx, id, ids, calls)
+func (c acContact) values() map[string]string {
+	return map[string]string{"email": c.Email, "phone": c.Phone, "firstName": c.FirstName, "lastName": c.LastName}
 }
 
-// search finds the contact's id by exact email, then by phone. AC's phone filter is a prefix match
-// ("starts with"), so the candidates are compared exactly here. "" means no match.
-func (a *activeCampaign) search(ctx context.Context, c Contact, calls *int) (string, error) {
-	var out struct {
-		Contacts []acContact `json:"contacts"`
+// find reads the contact by remote id, else searches by email, then phone. An unknown remote id is a
+// NotFound error: a contact we created is never re-searched (it may have been deleted or merged on purpose).
+// A contact found by email is read for its custom field values only when the plan needs them (first-touch
+// fields, or values leadgate wrote before whose edits must be detected); otherwise the search answer's
+// native fields are enough and the read is skipped.
+func (a *activeCampaign) find(ctx context.Context, c Contact, wants []want, ids map[string]string, calls *int) (acRemote, error) {
+	if c.RemoteID != "" {
+		return a.get(ctx, c.RemoteID, ids, calls)
 	}
+	found, err := a.search(ctx, c, calls)
+	if err != nil || found.ID == "" {
+		return acRemote{}, err
+	}
+	if !needsFieldValues(wants, c.Previous) {
+		return acRemote{id: string(found.ID), values: found.values()}, nil
+	}
+	return a.get(ctx, string(found.ID), ids, calls)
+}
+
+// needsFieldValues reports whether planning needs the remote custom field values.
+func needsFieldValues(wants []want, prev map[string]string) bool {
+	return len(prev) > 0 || slices.ContainsFunc(wants, func(w want) bool { return w.firstTouch })
+}
+
+// search finds the contact by exact email, then by phone. The phone is looked up when the lead has no
+// email, or when the account holds phone-only contacts (AllowNullEmail): elsewhere every contact has an
+// email, so a phone match with another email is another person and the look-up would only cost requests.
+func (a *activeCampaign) search(ctx context.Context, c Contact, calls *int) (acContact, error) {
 	if c.Email != "" {
+		var out struct {
+			Contacts []acContact `json:"contacts"`
+		}
 		q := url.Values{"email": {c.Email}}
 		if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/contacts", query: q, out: &out}, calls); err != nil {
-			return "", err
+			return acContact{}, err
 		}
 		for _, r := range out.Contacts {
 			if strings.EqualFold(strings.TrimSpace(r.Email), c.Email) {
-				return string(r.ID), nil
+				return r, nil
 			}
 		}
 	}
-	if c.Phone == "" {
-		return "", nil
+	if c.Phone == "" || (c.Email != "" && !a.cfg.AllowNullEmail) {
+		return acContact{}, nil
 	}
-	out.Contacts = nil
-	q := url.Values{"phone": {c.Phone}, "limit": {"100"}}
-	if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/contacts", query: q, out: &out}, calls); err != nil {
-		return "", err
+	return a.searchPhone(ctx, c, calls)
+}
+
+// searchPhone finds the contact by phone. ActiveCampaign keeps a phone as it was typed and its `phone`
+// filter is a prefix match on that string (reference/list-all-contacts: "phone number starts with the
+// given value"), so each form a person may have typed (PhoneForms, most likely first) is looked up until
+// one returns the same number (samePhone). A form that starts with an earlier looked-up form adds nothing
+// and is skipped. A match that carries a different email is another person sharing a phone: not ours. Of
+// several matches the oldest wins.
+func (a *activeCampaign) searchPhone(ctx context.Context, c Contact, calls *int) (acContact, error) {
+	forms := PhoneForms(c.Phone)
+	if len(forms) == 0 {
+		forms = []string{c.Phone}
 	}
-	best := ""
-	for _, r := range out.Contacts {
-		// A phone match that carries a different email is another person sharing a phone: not ours.
-		if !samePhone(r.Phone, c.Phone) || (c.Email != "" && r.Email != "" && !strings.EqualFold(r.Email, c.Email)) {
+	var asked []string
+	for _, form := range forms {
+		if slices.ContainsFunc(asked, func(p string) bool { return strings.HasPrefix(form, p) }) {
 			continue
 		}
-		if best == "" || lessID(string(r.ID), best) {
-			best = string(r.ID) // the oldest of several exact matches
+		asked = append(asked, form)
+		hits, err := acListAll[acContact](ctx, a.api, "/contacts", url.Values{"phone": {form}}, "contacts", calls)
+		if err != nil {
+			return acContact{}, err
+		}
+		var best acContact
+		for _, r := range hits {
+			if !samePhone(r.Phone, c.Phone) || (c.Email != "" && r.Email != "" && !strings.EqualFold(r.Email, c.Email)) {
+				continue
+			}
+			if best.ID == "" || lessID(string(r.ID), string(best.ID)) {
+				best = r
+			}
+		}
+		if best.ID != "" {
+			return best, nil
 		}
 	}
-	return best, nil
+	return acContact{}, nil
 }
 
 // get reads one contact with its custom field values.
@@ -82,10 +124,7 @@ func (a *activeCampaign) get(ctx context.Context, id string, ids map[string]stri
 	if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/contacts/" + pathID(id), out: &out}, calls); err != nil {
 		return acRemote{}, err
 	}
-	r := acRemote{id: id, values: map[string]string{
-		"email": out.Contact.Email, "phone": out.Contact.Phone,
-		"firstName": out.Contact.FirstName, "lastName": out.Contact.LastName,
-	}}
+	r := acRemote{id: id, values: out.Contact.values(), fieldsRead: true}
 	byID := map[string][]string{}
 	for ref, fid := range ids {
 		byID[fid] = append(byID[fid], ref)
@@ -115,68 +154,110 @@ type acField struct {
 	Type    string     `json:"type"`
 }
 
-// resolveFields maps custom field references to AC field ids. A numeric reference is already an id;
-// others match a field's perstag or title (case-insensitive, %PERSTAG% accepted). The field list is
-// loaded once per adapter. A reference that matches nothing is an Invalid (mapping) error.
+// resolveFields maps custom field references to AC field ids: an id, or a field's perstag or title
+// (case-insensitive, %PERSTAG% accepted). Every reference is checked against the account's field list
+// (loaded once per adapter, reloaded once when a reference is not in it): a reference the account lacks
+// is a Setup fault of the destination, named in plain words, since every contact would fail the same way.
 func (a *activeCampaign) resolveFields(ctx context.Context, refs []string, calls *int) (map[string]string, error) {
 	ids := map[string]string{}
-	var named []string
-	for _, ref := range refs {
-		if _, err := strconv.ParseUint(ref, 10, 64); err == nil {
-			ids[ref] = ref
-		} else {
-			named = append(named, ref)
-		}
-	}
-	if len(named) == 0 {
+	if len(refs) == 0 {
 		return ids, nil
 	}
-	known, err := a.fieldIndex(ctx, calls)
-	if err != nil {
-		return nil, err
-	}
-	for _, ref := range named {
-		id, ok := known[fieldKey(ref)]
-		if !ok {
-			if ref == a.cfg.LoopField || ref == a.cfg.SyncField {
-				return nil, invalidf("activecampaign: loop-breaker field %q does not exist: %s", ref,
-					loopInstructions("ActiveCampaign (Contacts > Fields)", a.cfg.LoopField, a.cfg.SyncField))
-			}
-			return nil, invalidf("activecampaign: custom field %q does not exist", ref)
+	for attempt := 0; ; attempt++ {
+		known, cached, err := a.fieldIndex(ctx, calls)
+		if err != nil {
+			return nil, err
 		}
-		ids[ref] = id
+		var missing []string
+		for _, ref := range refs {
+			if id, ok := known[fieldKey(ref)]; ok {
+				ids[ref] = id
+			} else if !slices.Contains(missing, ref) {
+				missing = append(missing, ref)
+			}
+		}
+		if len(missing) == 0 {
+			return ids, nil
+		}
+		a.forgetFields() // the next contact sees fields created since
+		if cached && attempt == 0 {
+			continue
+		}
+		return nil, a.missingFields(missing)
 	}
-	return ids, nil
 }
 
-// fieldIndex returns perstag/title (normalized) -> id, loading GET /fields once.
-func (a *activeCampaign) fieldIndex(ctx context.Context, calls *int) (map[string]string, error) {
+// missingFields is the Setup fault naming every field the account lacks and where leadgate's settings
+// name it.
+func (a *activeCampaign) missingFields(missing []string) *Error {
+	var parts []string
+	loop := false
+	for _, ref := range missing {
+		parts = append(parts, fmt.Sprintf("%q (%s)", ref, a.fieldSetting(ref)))
+		loop = loop || ref == a.cfg.LoopField || ref == a.cfg.SyncField
+	}
+	msg := "activecampaign: the account has no custom field " + strings.Join(parts, ", ")
+	if loop {
+		msg += ". " + loopInstructions("ActiveCampaign (Contacts > Fields)", a.cfg.LoopField, a.cfg.SyncField) +
+			" leadgate can create them: POST .../loop-fields"
+	} else {
+		msg += ": create it in ActiveCampaign (Contacts > Fields) or change the destination's mapping"
+	}
+	return &Error{Class: Setup, Message: msg}
+}
+
+// fieldSetting names the destination setting a field reference comes from.
+func (a *activeCampaign) fieldSetting(ref string) string {
+	switch ref {
+	case a.cfg.LoopField:
+		return "loop_field"
+	case a.cfg.SyncField:
+		return "sync_field"
+	case a.cfg.StageField:
+		return "stage_field"
+	}
+	for _, name := range sortedKeys(a.cfg.FieldMap) {
+		if a.cfg.FieldMap[name] == ref {
+			return "field_map[" + name + "]"
+		}
+	}
+	return "mapping"
+}
+
+// fieldIndex returns id, perstag and title (normalized) -> id, loading GET /fields once; cached says the
+// index came from an earlier load.
+func (a *activeCampaign) fieldIndex(ctx context.Context, calls *int) (idx map[string]string, cached bool, err error) {
 	a.mu.Lock()
-	idx := a.fieldIDs
+	idx = a.fieldIDs
 	a.mu.Unlock()
 	if idx != nil {
-		return idx, nil
+		return idx, true, nil
 	}
-	fields, err := a.listFields(ctx, calls)
+	fields, err := acListAll[acField](ctx, a.api, "/fields", nil, "fields", calls)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	idx = map[string]string{}
 	for _, f := range fields {
 		if f.Title != "" {
 			idx[fieldKey(f.Title)] = string(f.ID)
 		}
+	}
+	for _, f := range fields {
 		if f.Perstag != "" {
 			idx[fieldKey(f.Perstag)] = string(f.ID) // perstags win over titles
 		}
 	}
+	for _, f := range fields {
+		idx[string(f.ID)] = string(f.ID) // ids win over both
+	}
 	a.mu.Lock()
 	a.fieldIDs = idx
 	a.mu.Unlock()
-	return idx, nil
+	return idx, false, nil
 }
 
-// forgetFields drops the cached field list (after creating fields).
+// forgetFields drops the cached field list (after creating fields, or when a reference was not in it).
 func (a *activeCampaign) forgetFields() {
 	a.mu.Lock()
 	a.fieldIDs = nil
@@ -185,23 +266,4 @@ func (a *activeCampaign) forgetFields() {
 
 func fieldKey(ref string) string {
 	return strings.ToLower(strings.Trim(strings.TrimSpace(ref), "%"))
-}
-
-// listFields pages through GET /fields.
-func (a *activeCampaign) listFields(ctx context.Context, calls *int) ([]acField, error) {
-	const page = 100
-	var all []acField
-	for offset := 0; ; offset += page {
-		var out struct {
-			Fields []acField `json:"fields"`
-		}
-		q := url.Values{"limit": {strconv.Itoa(page)}, "offset": {strconv.Itoa(offset)}}
-		if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/fields", query: q, out: &out}, calls); err != nil {
-			return nil, err
-		}
-		all = append(all, out.Fields...)
-		if len(out.Fields) < page || offset > 100*page {
-			return all, nil
-		}
-	}
 }

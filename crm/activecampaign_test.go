@@ -138,8 +138,9 @@ func TestActiveCampaignUpdatesByRemoteIDWithoutSearching(t *testing.T) {
 	}
 }
 
+// At an account that holds phone-only contacts, a lead whose email is new is looked up by phone too.
 func TestActiveCampaignFindsByEmailThenExactPhone(t *testing.T) {
-	fake, d := newAC(t, crmfake.ACOptions{})
+	fake, d := newAC(t, crmfake.ACOptions{AllowNullEmail: true}, func(c *crm.Config) { c.AllowNullEmail = true })
 	// An older contact whose phone merely starts with ours: AC's phone filter returns it too.
 	fake.AddContact(crmfake.ACContact{Email: "other@example.com", Phone: "+141555501349"})
 	phoneOnly := fake.AddContact(crmfake.ACContact{Phone: "+14155550134", FirstName: "J"})
@@ -226,7 +227,7 @@ func TestActiveCampaignHumanEditIsAConflictAndSurvives(t *testing.T) {
 }
 
 func TestActiveCampaignEveryMutationCarriesTheLoopBreaker(t *testing.T) {
-	fake, d := newAC(t, crmfake.ACOptions{AllowNullEmail: true})
+	fake, d := newAC(t, crmfake.ACOptions{AllowNullEmail: true}, func(c *crm.Config) { c.AllowNullEmail = true })
 	c := jane()
 	r := upsertOne(t, d, c)
 	mustOK(t, r)
@@ -306,11 +307,13 @@ func TestActiveCampaignUnknownRemoteIDIsNotFound(t *testing.T) {
 	}
 }
 
-func TestActiveCampaignMissingLoopFieldIsInvalidWithInstructions(t *testing.T) {
+// A loop-breaker field the account lacks is a fault of the destination (every contact would fail the same
+// way), not an invalid mapping of one contact: Setup, with the workflow instructions.
+func TestActiveCampaignMissingLoopFieldIsASetupFaultWithInstructions(t *testing.T) {
 	_, d := newAC(t, crmfake.ACOptions{Fields: acFields[2:]})
 	r := upsertOne(t, d, jane())
-	if crm.ClassOf(r.Err) != crm.Invalid || r.Err == nil || !strings.Contains(r.Err.Error(), "stop when last_automation_source equals leadgate") {
-		t.Errorf("Err = %v, want Invalid with the workflow instructions", r.Err)
+	if crm.ClassOf(r.Err) != crm.Setup || r.Err == nil || !strings.Contains(r.Err.Error(), "stop when last_automation_source equals leadgate") {
+		t.Errorf("Err = %v, want Setup with the workflow instructions", r.Err)
 	}
 }
 

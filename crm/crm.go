@@ -24,6 +24,13 @@ const (
 	StageModeDeal = "deal"
 )
 
+// Automations settings (Config.Automations).
+const (
+	AutomationsLive   = "live"
+	AutomationsNever  = "never"
+	AutomationsAlways = "always"
+)
+
 // Loop-breaker defaults (issue 4 §8).
 const (
 	DefaultLoopField = "last_automation_source"
@@ -91,6 +98,18 @@ type Config struct {
 
 	LoopField string // default "last_automation_source"; written with the value "leadgate"
 	SyncField string // default "sync_timestamp"; written with the time of the write
+
+	// AllowNullEmail (ActiveCampaign) says the account has opted in to phone-only contacts: leads with a
+	// phone and no email are created with allowNullEmail, and a lead whose email is new is also looked up
+	// by phone (only such an account can hold a phone-only record of the same person). Off, a phone-only
+	// lead that matches no contact is a Setup fault of the destination.
+	AllowNullEmail bool
+	// DealOwner (ActiveCampaign deal mode) is the user id that owns the deals leadgate creates in a
+	// pipeline whose auto-assign option is off; empty: the user the API token belongs to (GET /users/me).
+	DealOwner string
+	// Automations (ActiveCampaign) says which bulk imports start the account's automations:
+	// AutomationsLive (default: live leads do, resyncs and backfills never), AutomationsNever, AutomationsAlways.
+	Automations string
 
 	HTTPClient *http.Client // default: a client with a 30 s timeout
 
@@ -193,6 +212,11 @@ func New(cfg Config) (Destination, error) {
 	default:
 		return nil, fmt.Errorf("crm: new %s destination: stage mode %q is not field or deal", cfg.Kind, cfg.StageMode)
 	}
+	switch cfg.Automations {
+	case AutomationsLive, AutomationsNever, AutomationsAlways:
+	default:
+		return nil, fmt.Errorf("crm: new %s destination: automations %q is not live, never or always", cfg.Kind, cfg.Automations)
+	}
 	switch cfg.Kind {
 	case KindActiveCampaign:
 		return newActiveCampaign(cfg)
@@ -217,6 +241,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SyncField == "" {
 		c.SyncField = DefaultSyncField
+	}
+	if c.Automations == "" {
+		c.Automations = AutomationsLive
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: 30 * time.Second}

@@ -27,5 +27,8 @@ func (r *SyncRelay) drainBulk(ctx context.Context, d models.Destination, conn *C
 	if err != nil || len(items) == 0 {
 		return 0, err
 	}
-	return len(items), r.sendVia(ctx, d, conn, items, bi.BulkImport)
+	backfill := func(ctx context.Context, batch []crm.Contact) []crm.Result {
+		return bi.BulkImport(ctx, batch, crm.BulkOptions{}) // resync/backfill work: never the account's automations
+	}
+	return len(items), r.sendVia(ctx, d, conn, items, backfill)
 }

@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// ACAccountRateLimit is ActiveCampaign's documented request limit: 5 requests per second per account
+// (developers.activecampaign.com/reference/rate-limits). Options.RateLimit 0 leaves the fake unlimited for
+// throughput tests; a test of behaviour at the real limit sets RateLimit: ACAccountRateLimit.
+const ACAccountRateLimit = 5
+
 // ACOptions configure the ActiveCampaign fake.
 type ACOptions struct {
 	Options
@@ -15,13 +20,24 @@ type ACOptions struct {
 	Fields []ACField
 	// Pipelines are deal groups with their stages (deal mode).
 	Pipelines []ACPipeline
-	// AllowNullEmail lets POST /contacts create phone-only contacts (an account opt-in in AC).
+	// Users are the account's users (deal owners); default one user, id "1", who owns the API key
+	// (GET /users/me).
+	Users []ACUser
+	// AllowNullEmail is the account's opt-in to phone-only contacts. POST /contacts creates a contact
+	// without an email only when the account has it and the request sets contact.allowNullEmail
+	// (reference/create-a-new-contact).
 	AllowNullEmail bool
-	// ImportsPerMinute limits bulk import requests like AC's importer (100 a minute for multi-contact
-	// imports), answering its 400 "Rate limit exceeded."; 0 = unlimited.
-	ImportsPerMinute int
+	// ImportsPerMinute limits multi-contact bulk import requests (documented: 100 a minute) and
+	// SingleImportsPerMinute single-contact ones (documented: 20 a minute), answering the importer's 400
+	// "Rate limit exceeded." (reference/bulk-import-contacts); 0 = the documented limit.
+	ImportsPerMinute, SingleImportsPerMinute int
 	// ImportPolls is the status read on which an import batch completes (default 2).
 	ImportPolls int
+}
+
+// ACUser is a user of the account.
+type ACUser struct {
+	ID, Username string
 }
 
 // ACField is a custom contact field.
@@ -33,6 +49,12 @@ type ACField struct {
 type ACPipeline struct {
 	ID, Title string
 	Stages    []ACField // ID and Title used
+	// Currency is the pipeline's default deal currency (dealGroup.currency); default "usd".
+	Currency string
+	// NoAutoAssign turns the pipeline's auto-assign option off (dealGroup.autoassign 0): a deal created
+	// in it must name its owner (reference/create-a-deal-new: "owner ... Required if the pipeline's
+	// auto-assign option is disabled"). AC's default is on (autoassign 1, round robin).
+	NoAutoAssign bool
 }
 
 // ACContact is a contact as the fake stores it.
@@ -48,6 +70,18 @@ type ACContact struct {
 // ACDeal is a deal as the fake stores it.
 type ACDeal struct {
 	ID, Title, Contact, Group, Stage string
+	Owner, Currency                  string
+	Value                            int64 // in cents
+}
+
+// ACAutomationRun is one start of the account's automations by a contact write: every contact an API
+// write creates or updates starts them, and so does every contact a bulk import carries unless the
+// import sets exclude_automations (reference/bulk-import-contacts: "By default, automations will run").
+type ACAutomationRun struct {
+	Time      time.Time
+	ContactID string
+	Trigger   string // "contact_added" or "contact_updated"
+	Via       string // the request path that fired it
 }
 
 // ACMutation is one write to a contact (create, sync or update) with the field values it carried.
@@ -71,19 +105,26 @@ type ActiveCampaign struct {
 	deleted   []string
 	deals     map[string]*ACDeal
 	mutations []ACMutation
+	runs      []ACAutomationRun
+	hangs     []Response // timeout-after-commit injections (activecampaign_faults.go)
 
 	imports     map[string]*ACBulkImport
 	importOrder []string
-	importTimes []time.Time
+	importTimes map[bool][]time.Time // single-contact (true) and multi-contact (false) import requests
 }
 
 // NewActiveCampaign starts a fake ActiveCampaign account. Close it when done.
 func NewActiveCampaign(opts ACOptions) *ActiveCampaign {
-	f := &ActiveCampaign{acOpts: opts, contacts: map[string]*ACContact{}, tags: map[string]string{}, deals: map[string]*ACDeal{}}
+	f := &ActiveCampaign{acOpts: opts, contacts: map[string]*ACContact{}, tags: map[string]string{}, deals: map[string]*ACDeal{},
+		importTimes: map[bool][]time.Time{}}
+	f.acOpts.Fields = slices.Clone(opts.Fields)
 	for i := range f.acOpts.Fields {
 		if f.acOpts.Fields[i].ID == "" {
 			f.acOpts.Fields[i].ID = strconv.Itoa(i + 1)
 		}
+	}
+	if len(f.acOpts.Users) == 0 {
+		f.acOpts.Users = []ACUser{{ID: "1", Username: "admin"}}
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/3/contacts", f.listContacts)
@@ -91,7 +132,6 @@ func NewActiveCampaign(opts ACOptions) *ActiveCampaign {
 	mux.HandleFunc("GET /api/3/contacts/{id}", f.getContact)
 	mux.HandleFunc("PUT /api/3/contacts/{id}", f.updateContact)
 	mux.HandleFunc("DELETE /api/3/contacts/{id}", f.deleteContact)
-	mux.HandleFunc("GET /api/3/contacts/{id}/deals", f.contactDeals)
 	mux.HandleFunc("POST /api/3/contact/sync", f.syncContact)
 	mux.HandleFunc("POST /api/3/import/bulk_import", f.bulkImport)
 	mux.HandleFunc("GET /api/3/import/info", f.bulkImportInfo)
@@ -104,13 +144,9 @@ func NewActiveCampaign(opts ACOptions) *ActiveCampaign {
 	mux.HandleFunc("POST /api/3/tags", f.createTag)
 	mux.HandleFunc("POST /api/3/contactTags", f.addContactTag)
 	mux.HandleFunc("POST /api/3/notes", f.addNote)
-	mux.HandleFunc("GET /api/3/dealGroups", f.listDealGroups)
-	mux.HandleFunc("GET /api/3/dealStages", f.listDealStages)
-	mux.HandleFunc("POST /api/3/deals", f.createDeal)
-	mux.HandleFunc("GET /api/3/deals/{id}", f.getDeal)
-	mux.HandleFunc("PUT /api/3/deals/{id}", f.updateDeal)
+	f.routeDeals(mux)
 	f.routeActions(mux)
-	f.server = newServer(opts.Options, time.Second, authorizeAC, acShapes, mux)
+	f.server = newServer(opts.Options, time.Second, authorizeAC, acShapes(opts.RateLimit), f.hangAfterCommit(mux))
 	f.URL = f.srv.URL
 	f.nextID = 100
 	return f
@@ -121,20 +157,28 @@ func authorizeAC(r *http.Request, o Options) bool {
 	return tok != "" && (o.Token == "" || tok == o.Token)
 }
 
-var acShapes = errorShapes{
-	unauthorized: func(w http.ResponseWriter, status int) {
-		writeJSON(w, status, map[string]any{"message": "No Result found for User with API key"})
-	},
-	rateLimited: func(w http.ResponseWriter, retryAfter int) {
-		w.Header().Set("RateLimit-Limit", "5")
-		w.Header().Set("RateLimit-Remaining", "0")
-		writeJSON(w, http.StatusTooManyRequests, map[string]any{"message": "Too Many Requests"})
-	},
-	unavailable: func(w http.ResponseWriter) {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"message": "Service Unavailable"})
-	},
+// acShapes are AC's error answers (reference/errors, reference/rate-limits): a 429 carries Retry-After
+// (set by the server) and the RateLimit-Limit / RateLimit-Remaining headers.
+func acShapes(limit int) errorShapes {
+	if limit <= 0 {
+		limit = ACAccountRateLimit
+	}
+	return errorShapes{
+		unauthorized: func(w http.ResponseWriter, status int) {
+			writeJSON(w, status, map[string]any{"message": "No Result found for User with API key"})
+		},
+		rateLimited: func(w http.ResponseWriter, retryAfter int) {
+			w.Header().Set("RateLimit-Limit", strconv.Itoa(limit))
+			w.Header().Set("RateLimit-Remaining", "0")
+			writeJSON(w, http.StatusTooManyRequests, map[string]any{"message": "Too Many Requests"})
+		},
+		unavailable: func(w http.ResponseWriter) {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"message": "Service Unavailable"})
+		},
+	}
 }
 
+// acError writes the 422 shape of reference/errors: {"errors":[{"title","detail","code","source":{"pointer"}}]}.
 func acError(w http.ResponseWriter, status int, title, code, pointer string) {
 	writeJSON(w, status, map[string]any{"errors": []any{map[string]any{
 		"title": title, "detail": "", "code": code, "source": map[string]string{"pointer": pointer},
@@ -185,6 +229,22 @@ func (f *ActiveCampaign) Deals() []ACDeal {
 	}
 	slices.SortFunc(out, func(a, b ACDeal) int { return cmpID(a.ID, b.ID) })
 	return out
+}
+
+// AutomationRuns returns every start of the account's automations by a contact write, oldest first.
+func (f *ActiveCampaign) AutomationRuns() []ACAutomationRun {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.runs)
+}
+
+// runAutomations records that a write to contact id started the account's automations (caller holds the lock).
+func (f *ActiveCampaign) runAutomations(id string, created bool, via string) {
+	trigger := "contact_updated"
+	if created {
+		trigger = "contact_added"
+	}
+	f.runs = append(f.runs, ACAutomationRun{Time: time.Now(), ContactID: id, Trigger: trigger, Via: via})
 }
 
 // Mutations returns every contact write with the custom field values it carried.

@@ -27,8 +27,9 @@ func (f *ActiveCampaign) SetListStatus(list, contact, status string) {
 	f.acts.setListStatus(list, contact, status)
 }
 
-// GET /api/3/contacts/{id}/contactTags: {"contactTags":[{"contact","tag","id"}]} (tag = the tag's id). A tag
-// name the fake has no id for (set directly on the contact) is left out.
+// GET /api/3/contacts/{id}/contactTags: {"contactTags":[{"contact","tag","id"}],"meta":{"total"}} (tag = the
+// tag's id), paged like every v3 collection (default 20, at most 100). A tag name the fake has no id for
+// (set directly on the contact) is left out.
 func (f *ActiveCampaign) listContactTags(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -44,11 +45,11 @@ func (f *ActiveCampaign) listContactTags(w http.ResponseWriter, r *http.Request)
 			out = append(out, map[string]any{"contact": id, "tag": tid, "id": id + "-" + tid})
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"contactTags": out, "meta": map[string]any{"total": strconv.Itoa(len(out))}})
+	acList(w, r, "contactTags", out)
 }
 
 // GET /api/3/contacts/{id}/contactLists: {"contactLists":[{"contact","list","status",...}]} with status a
-// string ("1" active, "2" unsubscribed, ...), one entry per list the contact has a status on.
+// string ("1" active, "2" unsubscribed, ...), one entry per list the contact has a status on, paged.
 func (f *ActiveCampaign) listContactLists(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -63,7 +64,7 @@ func (f *ActiveCampaign) listContactLists(w http.ResponseWriter, r *http.Request
 			out = append(out, map[string]any{"contact": id, "list": list, "status": st, "sourceid": "0", "id": list + "-" + id})
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"contactLists": out})
+	acList(w, r, "contactLists", out)
 }
 
 // POST /api/3/contactLists {"contactList":{"list","contact","status"}} (all three required; status "1"
@@ -113,7 +114,7 @@ func (f *ActiveCampaign) listContactAutomations(w http.ResponseWriter, r *http.R
 	for _, a := range f.acts.enrolments[id] {
 		out = append(out, map[string]any{"contact": id, "automation": a, "seriesid": a, "status": "1", "completed": 0})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"contactAutomations": out, "meta": map[string]any{"total": strconv.Itoa(len(out))}})
+	acList(w, r, "contactAutomations", out)
 }
 
 // POST /api/3/contactAutomations {"contactAutomation":{"contact","automation"}} (both required): 201
@@ -164,8 +165,7 @@ func (f *ActiveCampaign) listDealTasks(w http.ResponseWriter, r *http.Request) {
 				"note": t.Body, "duedate": t.Due, "status": 0, "dealTasktype": "1", "owner": owner})
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"dealTasks": nonNil(page(match, q.Get("limit"), q.Get("offset"))),
-		"meta": map[string]any{"total": strconv.Itoa(len(match))}})
+	acList(w, r, "dealTasks", match)
 }
 
 // POST /api/3/dealTasks {"dealTask":{"title","ownerType","relid","status","note","duedate","edate",

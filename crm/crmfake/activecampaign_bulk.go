@@ -1,6 +1,7 @@
 package crmfake
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -16,12 +17,13 @@ import (
 
 // ACBulkImport is one import batch as the fake received it.
 type ACBulkImport struct {
-	BatchID  string
-	Contacts []ACBulkContact
-	Polls    int
-	Done     bool
-	Created  []string // ids of contacts the batch created
-	Failed   []string // emails it rejected
+	BatchID            string
+	Contacts           []ACBulkContact
+	ExcludeAutomations bool
+	Polls              int
+	Done               bool
+	Created            []string // ids of contacts the batch created
+	Failed             []string // emails it rejected
 }
 
 // ACBulkContact is one contact of an import batch.
@@ -58,33 +60,49 @@ func acImportInvalid(w http.ResponseWriter, reasons []any) {
 		"message": "JSON payload did not pass validation. Please check the failureReasons.", "failureReasons": reasons})
 }
 
-// POST /api/3/import/bulk_import
+// The importer's documented limits (reference/bulk-import-contacts and the help centre's "Use the Bulk
+// Contact Importer API"): at most 250 contacts per request, a payload under 400,000 bytes, 100 requests a
+// minute with several contacts and 20 a minute with one.
+const (
+	acImportMaxContacts  = 250
+	acImportMaxBytes     = 400_000
+	acImportsPerMinute   = 100
+	acSinglesPerMinute   = 20
+	acImportRateInterval = time.Minute
+)
+
+// POST /api/3/import/bulk_import: every contact needs an email; custom field entries are
+// {"id": <integer field id>, "value": <string>} (a string id is refused); exclude_automations is a boolean
+// and, unless true, the import starts the account's automations for every contact it writes.
 func (f *ActiveCampaign) bulkImport(w http.ResponseWriter, r *http.Request) {
+	raw, err := readAll(r)
+	if err != nil {
+		acImportInvalid(w, []any{"read body: " + err.Error()})
+		return
+	}
+	if len(raw) >= acImportMaxBytes {
+		acImportInvalid(w, []any{fmt.Sprintf("payload is %d bytes; it must be under %d bytes", len(raw), acImportMaxBytes)})
+		return
+	}
 	var in struct {
 		Contacts           []ACBulkContact `json:"contacts"`
-		ExcludeAutomations bool            `json:"exclude_automations"`
+		ExcludeAutomations *bool           `json:"exclude_automations"`
 	}
-	if !decode(w, r, &in, func(w http.ResponseWriter, msg string) { acImportInvalid(w, []any{msg}) }) {
+	if err := json.Unmarshal(raw, &in); err != nil {
+		acImportInvalid(w, []any{"JSON payload: " + err.Error()})
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if lim := f.acOpts.ImportsPerMinute; lim > 0 {
-		cut := time.Now().Add(-time.Minute)
-		f.importTimes = slices.DeleteFunc(f.importTimes, func(t time.Time) bool { return !t.After(cut) })
-		if len(f.importTimes) >= lim {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"success": 0, "message": "Rate limit exceeded.",
-				"failureReasons": []string{fmt.Sprintf("Up to %d imports may be requested per minute.", lim)}})
-			return
-		}
-		f.importTimes = append(f.importTimes, time.Now())
+	if !f.admitImport(w, len(in.Contacts) == 1) {
+		return
 	}
 	switch {
 	case len(in.Contacts) == 0:
 		acImportInvalid(w, []any{"contacts: at least one contact is required"})
 		return
-	case len(in.Contacts) > 250:
-		acImportInvalid(w, []any{"contacts: at most 250 contacts may be imported per request"})
+	case len(in.Contacts) > acImportMaxContacts:
+		acImportInvalid(w, []any{fmt.Sprintf("contacts: at most %d contacts may be imported per request", acImportMaxContacts)})
 		return
 	}
 	var reasons []any
@@ -92,12 +110,18 @@ func (f *ActiveCampaign) bulkImport(w http.ResponseWriter, r *http.Request) {
 		if strings.TrimSpace(c.Email) == "" {
 			reasons = append(reasons, map[string]any{"contact": i, "failureReason": "email is required"})
 		}
+		for _, fv := range c.Fields {
+			if !isJSONInteger(fv.ID) {
+				reasons = append(reasons, map[string]any{"contact": i, "failureReason": fmt.Sprintf("fields[].id must be an integer, got %s", fv.ID)})
+			}
+		}
 	}
 	if len(reasons) > 0 {
 		acImportInvalid(w, reasons)
 		return
 	}
-	b := &ACBulkImport{BatchID: fmt.Sprintf("00000000-0000-4000-8000-%012d", len(f.importOrder)+1), Contacts: in.Contacts}
+	b := &ACBulkImport{BatchID: fmt.Sprintf("00000000-0000-4000-8000-%012d", len(f.importOrder)+1), Contacts: in.Contacts,
+		ExcludeAutomations: in.ExcludeAutomations != nil && *in.ExcludeAutomations}
 	if f.imports == nil {
 		f.imports = map[string]*ACBulkImport{}
 	}
@@ -105,6 +129,40 @@ func (f *ActiveCampaign) bulkImport(w http.ResponseWriter, r *http.Request) {
 	f.importOrder = append(f.importOrder, b.BatchID)
 	writeJSON(w, http.StatusOK, map[string]any{"success": 1, "queued_contacts": len(in.Contacts), "batchId": b.BatchID,
 		"message": "Contact import queued"})
+}
+
+// admitImport applies the importer's per-minute limits, answering its 400 "Rate limit exceeded." (caller
+// holds the lock).
+func (f *ActiveCampaign) admitImport(w http.ResponseWriter, single bool) bool {
+	lim := cmpInt(f.acOpts.ImportsPerMinute, acImportsPerMinute)
+	kind := "multi-contact"
+	if single {
+		lim, kind = cmpInt(f.acOpts.SingleImportsPerMinute, acSinglesPerMinute), "single-contact"
+	}
+	now := time.Now()
+	cut := now.Add(-acImportRateInterval)
+	times := slices.DeleteFunc(f.importTimes[single], func(t time.Time) bool { return !t.After(cut) })
+	if len(times) >= lim {
+		f.importTimes[single] = times
+		writeJSON(w, http.StatusBadRequest, map[string]any{"success": 0, "message": "Rate limit exceeded.",
+			"failureReasons": []string{fmt.Sprintf("Up to %d %s imports may be requested per minute.", lim, kind)}})
+		return false
+	}
+	f.importTimes[single] = append(times, now)
+	return true
+}
+
+func cmpInt(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// isJSONInteger reports whether a decoded JSON value is an integer number (not a string of digits).
+func isJSONInteger(v any) bool {
+	n, ok := v.(float64)
+	return ok && n == float64(int64(n)) && n > 0
 }
 
 // GET /api/3/import/info?batchId=
@@ -150,7 +208,8 @@ func (f *ActiveCampaign) runImport(r *http.Request, b *ACBulkImport) {
 			continue
 		}
 		c := f.byEmail(email)
-		if c == nil {
+		created := c == nil
+		if created {
 			c = &ACContact{ID: f.newID(), Email: email, Fields: map[string]string{}, CDate: time.Now()}
 			f.contacts[c.ID] = c
 			f.order = append(f.order, c.ID)
@@ -167,14 +226,19 @@ func (f *ActiveCampaign) runImport(r *http.Request, b *ACBulkImport) {
 			m.FieldValues[anyString(fv.ID)] = fv.Value
 		}
 		for _, t := range in.Tags {
-			if t = strings.TrimSpace(t); t != "" && !slices.Contains(c.Tags, t) {
-				if f.tagIDOf(t) == "" {
-					f.tags[f.newID()] = t // the importer creates missing tags
+			if t = strings.TrimSpace(t); t != "" && !hasTag(c, t) {
+				id := f.tagIDOf(t)
+				if id == "" {
+					id = f.newID()
+					f.tags[id] = t // the importer creates missing tags
 				}
-				c.Tags = append(c.Tags, t)
+				c.Tags = append(c.Tags, f.tags[id])
 			}
 		}
 		c.UDate = time.Now()
 		f.mutations = append(f.mutations, m)
+		if !b.ExcludeAutomations {
+			f.runAutomations(c.ID, created, "/api/3/import/bulk_import")
+		}
 	}
 }

@@ -32,9 +32,11 @@ func acCall(t *testing.T, f *crmfake.ActiveCampaign, method, path string, body a
 }
 
 // The fake importer answers with AC's documented shapes: a queued batch id, a status that completes on
-// the second read listing created ids and failed emails, a 400 validation answer and its 400 rate limit.
+// the second read listing created ids and failed emails, a 400 validation answer and its 400 rate limit
+// (single-contact requests have their own, lower limit).
 func TestActiveCampaignFakeBulkImportShapes(t *testing.T) {
-	f := crmfake.NewActiveCampaign(crmfake.ACOptions{Fields: []crmfake.ACField{{ID: "1", Title: "Stage"}}, ImportsPerMinute: 2})
+	f := crmfake.NewActiveCampaign(crmfake.ACOptions{Fields: []crmfake.ACField{{ID: "1", Title: "Stage"}}, ImportsPerMinute: 2,
+		SingleImportsPerMinute: 1})
 	defer f.Close()
 	existing := f.AddContact(crmfake.ACContact{Email: "old@example.com"})
 	status, out := acCall(t, f, http.MethodPost, "/api/3/import/bulk_import", map[string]any{"contacts": []any{
@@ -67,7 +69,7 @@ func TestActiveCampaignFakeBulkImportShapes(t *testing.T) {
 		t.Errorf("missing email: %d %v, want 400 with failureReasons", status, out)
 	}
 	if status, out = acCall(t, f, http.MethodPost, "/api/3/import/bulk_import", map[string]any{"contacts": []any{map[string]any{"email": "a@example.com"}}}); status != 400 || out["message"] != "Rate limit exceeded." {
-		t.Errorf("third import in a minute (limit 2): %d %v, want AC's 400 rate limit", status, out)
+		t.Errorf("second single-contact import in a minute (limit 1): %d %v, want AC's 400 rate limit", status, out)
 	}
 	if status, _ = acCall(t, f, http.MethodGet, "/api/3/import/info?batchId=nope", nil); status != 404 {
 		t.Errorf("unknown batch: %d, want 404", status)

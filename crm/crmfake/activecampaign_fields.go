@@ -1,0 +1,73 @@
+package crmfake
+
+import (
+	"net/http"
+	"strings"
+)
+
+// GET /api/3/fields (reference/retrieve-fields-1), paged.
+func (f *ActiveCampaign) listFields(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	var out []map[string]any
+	for _, x := range f.acOpts.Fields {
+		out = append(out, map[string]any{"id": x.ID, "title": x.Title, "perstag": x.Perstag, "type": cmpOr(x.Type, "text")})
+	}
+	f.mu.Unlock()
+	acList(w, r, "fields", out)
+}
+
+// POST /api/3/fields {"field":{"type","title","perstag"}}: title and type are required.
+func (f *ActiveCampaign) createField(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Field ACField `json:"field"`
+	}
+	if !decode(w, r, &in, acBad) {
+		return
+	}
+	switch {
+	case strings.TrimSpace(in.Field.Title) == "":
+		acError(w, http.StatusUnprocessableEntity, "Missing attribute", "field_missing", "/data/attributes/title")
+		return
+	case strings.TrimSpace(in.Field.Type) == "":
+		acError(w, http.StatusUnprocessableEntity, "Missing attribute", "field_missing", "/data/attributes/type")
+		return
+	}
+	f.mu.Lock()
+	in.Field.ID = f.newID()
+	f.acOpts.Fields = append(f.acOpts.Fields, in.Field)
+	f.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"field": map[string]any{"id": in.Field.ID, "title": in.Field.Title,
+		"perstag": in.Field.Perstag, "type": in.Field.Type}})
+}
+
+// AddField adds a custom field to the account as a person would in the UI, and returns its id.
+func (f *ActiveCampaign) AddField(field ACField) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	field.ID = f.newID()
+	f.acOpts.Fields = append(f.acOpts.Fields, field)
+	return field.ID
+}
+
+// POST /api/3/notes {"note":{"note","relid","reltype":"Subscriber"}}.
+func (f *ActiveCampaign) addNote(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Note struct {
+			Note    string `json:"note"`
+			RelID   any    `json:"relid"`
+			RelType string `json:"reltype"`
+		} `json:"note"`
+	}
+	if !decode(w, r, &in, acBad) {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.contacts[anyString(in.Note.RelID)]
+	if c == nil || in.Note.RelType != "Subscriber" {
+		acNotFound(w, "Subscriber", anyString(in.Note.RelID))
+		return
+	}
+	c.Notes = append(c.Notes, in.Note.Note)
+	writeJSON(w, http.StatusCreated, map[string]any{"note": map[string]any{"id": f.newID(), "note": in.Note.Note, "relid": c.ID, "reltype": "Subscriber"}})
+}
