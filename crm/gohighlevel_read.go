@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 type ghlContact struct {
@@ -191,6 +192,25 @@ type ghlOpportunity struct {
 	ID              string `json:"id"`
 	PipelineID      string `json:"pipelineId"`
 	PipelineStageID string `json:"pipelineStageId"`
+	CreatedAt       string `json:"createdAt"`
+}
+
+// GHLOlderOpportunity reports whether opportunity a was created before b. GoHighLevel's opportunity ids
+// are not time-ordered, so the contact's first opportunity is found by createdAt (SearchOpportunitiesResponseSchema);
+// the id only breaks a tie or stands in for a missing time. The adapter and the importer both use it.
+func GHLOlderOpportunity(aCreated time.Time, aID string, bCreated time.Time, bID string) bool {
+	if !aCreated.IsZero() && !bCreated.IsZero() && !aCreated.Equal(bCreated) {
+		return aCreated.Before(bCreated)
+	}
+	if aCreated.IsZero() != bCreated.IsZero() {
+		return !aCreated.IsZero() // a known time sorts before an unknown one
+	}
+	return aID < bID
+}
+
+func (o ghlOpportunity) created() time.Time {
+	t, _ := time.Parse(time.RFC3339, o.CreatedAt)
+	return t
 }
 
 // planOpportunity finds the contact's opportunity in the pipeline and plans its stage (deal mode).
@@ -213,7 +233,9 @@ func (g *goHighLevel) planOpportunity(ctx context.Context, contactID string, c C
 		}
 	}
 	if opp == nil {
-		q := url.Values{"location_id": {g.cfg.LocationID}, "contact_id": {contactID}, "pipeline_id": {g.cfg.Pipeline}, "limit": {"100"}}
+		// status=all: every opportunity of the contact counts (the filter has no documented default).
+		q := url.Values{"location_id": {g.cfg.LocationID}, "contact_id": {contactID}, "pipeline_id": {g.cfg.Pipeline},
+			"status": {"all"}, "limit": {"100"}}
 		var out struct {
 			Opportunities []ghlOpportunity `json:"opportunities"`
 		}
@@ -221,7 +243,7 @@ func (g *goHighLevel) planOpportunity(ctx context.Context, contactID string, c C
 			return dealStep{}, err
 		}
 		for i, o := range out.Opportunities {
-			if o.PipelineID == g.cfg.Pipeline && (opp == nil || o.ID < opp.ID) {
+			if o.PipelineID == g.cfg.Pipeline && (opp == nil || GHLOlderOpportunity(o.created(), o.ID, opp.created(), opp.ID)) {
 				opp = &out.Opportunities[i]
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/crm/crmfake"
@@ -165,5 +166,37 @@ func TestGoHighLevelOpportunityStage(t *testing.T) {
 	disc, err := d.Discover(context.Background())
 	if err != nil || len(disc.Pipelines) != 1 || !disc.Loop.LoopFieldFound || !disc.Loop.SyncFieldFound {
 		t.Errorf("Discover = %+v, %v", disc, err)
+	}
+}
+
+// The contact's opportunity in deal mode is its oldest by createdAt, whatever its status: GHL's ids are
+// not time-ordered and GET /opportunities/search answers open ones only unless status=all is asked.
+func TestGoHighLevelDealModeMovesTheOldestOpportunityByCreatedAt(t *testing.T) {
+	fake, d := newGHL(t, crmfake.GHLOptions{Pipelines: []crmfake.GHLPipeline{{ID: "p1", Name: "Leads", Stages: []string{"s1", "s2", "s3"}}}},
+		func(c *crm.Config) {
+			c.StageMode, c.Pipeline = crm.StageModeDeal, "p1"
+			c.StageMap = map[string]string{"Discovered": "s1", "Engaged": "s2", "SQL": "s3"}
+		})
+	id := fake.AddContact(crmfake.GHLContact{Email: "jane@example.com"})
+	t0 := time.Now().Add(-time.Hour)
+	var oldest string
+	for i, st := range []string{"won", "open", "open"} {
+		o := fake.AddOpportunity(crmfake.GHLOpportunity{Name: "o", ContactID: id, PipelineID: "p1", PipelineStageID: "s1",
+			Status: st, CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
+		if i == 0 {
+			oldest = o
+		}
+	}
+	c := jane()
+	c.RemoteID, c.Stage = id, "SQL"
+	r := upsertOne(t, d, c)
+	mustOK(t, r)
+	for _, o := range fake.Opportunities() {
+		if want := map[bool]string{true: "s3", false: "s1"}[o.ID == oldest]; o.PipelineStageID != want {
+			t.Errorf("opportunity %s (%s, created %s) at %s, want %s", o.ID, o.Status, o.CreatedAt.Format(time.TimeOnly), o.PipelineStageID, want)
+		}
+	}
+	if r.Written[crm.PrevDealID] != oldest {
+		t.Errorf("Written deal id %q, want the oldest opportunity %q", r.Written[crm.PrevDealID], oldest)
 	}
 }

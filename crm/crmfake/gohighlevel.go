@@ -9,20 +9,23 @@ import (
 
 // GHLOptions configure the GoHighLevel fake.
 type GHLOptions struct {
+	// Options.RateLimit is the burst limit per RateWindow (GHL: 100 per 10 s); 0 leaves it unenforced
+	// while the X-RateLimit-* headers still advertise GHL's default.
 	Options
 	LocationID string // default "loc-1"
-	// Fields are the location's custom fields (ID, Name, FieldKey); ids are assigned when empty.
+	// Fields are the location's custom fields; ids are assigned when empty.
 	Fields []GHLField
-	// AllowDuplicates is the location's "Allow Duplicate Contact" setting. Off (the default): upsert
-	// matches email first, then phone, and POST /contacts/ rejects duplicates.
+	// AllowDuplicates is the location's "Allow Duplicate Contact" setting (GET /locations/{id}
+	// settings.allowDuplicateContact). Off (the default): POST /contacts/ refuses a contact whose email or
+	// phone another contact holds.
 	AllowDuplicates bool
+	// DuplicatePriority is the order in which the location's duplicate rule matches: "email", "phone"
+	// (the default) or "phone", "email".
+	DuplicatePriority []string
+	// DailyLimit is the location's daily request budget (GHL: 200,000); 0 means the default.
+	DailyLimit int
 	// Pipelines are the opportunity pipelines with their stage ids.
 	Pipelines []GHLPipeline
-}
-
-// GHLField is a custom field of the location.
-type GHLField struct {
-	ID, Name, FieldKey string
 }
 
 // GHLPipeline is an opportunity pipeline.
@@ -31,27 +34,32 @@ type GHLPipeline struct {
 	Stages   []string
 }
 
-// GHLContact is a contact as the fake stores it.
+// GHLContact is a contact as the fake stores it. The phone is kept as it was written: the duplicate rule
+// and the searches compare it as stored (a "(415) 555-0134" is not found by "+14155550134").
 type GHLContact struct {
 	ID                                             string
 	Email, Phone, FirstName, LastName, CompanyName string
 	Tags                                           []string
-	CustomFields                                   map[string]string // field id -> value
+	CustomFields                                   map[string]string   // field id -> value (single-valued fields)
+	CustomArrays                                   map[string][]string // field id -> values (CHECKBOX, MULTIPLE_OPTIONS)
 	Notes                                          []string
 	DateAdded, DateUpdated                         time.Time
 }
 
-// GHLOpportunity is an opportunity as the fake stores it.
+// GHLOpportunity is an opportunity as the fake stores it. Ids are not in creation order (GHL's are not
+// time-ordered); CreatedAt is.
 type GHLOpportunity struct {
 	ID, Name, ContactID, PipelineID, PipelineStageID, Status string
+	CreatedAt, UpdatedAt                                     time.Time
 }
 
-// GHLMutation is one contact write (upsert or update) with the custom fields and tags it carried.
+// GHLMutation is one contact write (create, upsert or update) with the custom fields and tags it carried.
 type GHLMutation struct {
 	Time         time.Time
 	Path         string
 	ContactID    string
-	CustomFields map[string]string
+	CustomFields map[string]string // field id -> value (arrays ";"-joined)
+	Fields       []string          // the body's properties, sorted
 	SentTags     bool
 }
 
@@ -64,8 +72,12 @@ type GoHighLevel struct {
 	contacts  map[string]*GHLContact
 	order     []string
 	opps      map[string]*GHLOpportunity
+	oppSeq    uint32
 	mutations []GHLMutation
 	deleted   []string
+	hidden    map[string]bool // contacts the search index does not show yet
+	limits    *ghlLimits
+	after     []Response // answers that replace the next matching write's answer after it committed
 }
 
 // NewGoHighLevel starts a fake GoHighLevel location. Its default rate window is 10 s.
@@ -73,12 +85,17 @@ func NewGoHighLevel(opts GHLOptions) *GoHighLevel {
 	if opts.LocationID == "" {
 		opts.LocationID = "loc-1"
 	}
-	f := &GoHighLevel{ghlOpts: opts, contacts: map[string]*GHLContact{}, opps: map[string]*GHLOpportunity{}}
+	if len(opts.DuplicatePriority) == 0 {
+		opts.DuplicatePriority = []string{"email", "phone"}
+	}
+	f := &GoHighLevel{ghlOpts: opts, contacts: map[string]*GHLContact{}, opps: map[string]*GHLOpportunity{}, hidden: map[string]bool{}}
+	f.ghlOpts.Fields = slices.Clone(opts.Fields)
 	for i := range f.ghlOpts.Fields {
 		if f.ghlOpts.Fields[i].ID == "" {
 			f.ghlOpts.Fields[i].ID = "cf" + string(rune('A'+i))
 		}
 	}
+	f.limits = newGHLLimits(opts)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /contacts/search/duplicate", f.duplicate)
 	mux.HandleFunc("POST /contacts/upsert", f.upsert)
@@ -91,44 +108,68 @@ func NewGoHighLevel(opts GHLOptions) *GoHighLevel {
 	mux.HandleFunc("DELETE /contacts/{id}/tags", f.removeTags)
 	mux.HandleFunc("POST /contacts/{id}/notes", f.addNote)
 	f.routeActions(mux)
+	mux.HandleFunc("GET /locations/{loc}", f.getLocation)
 	mux.HandleFunc("GET /locations/{loc}/customFields", f.listFields)
 	mux.HandleFunc("POST /locations/{loc}/customFields", f.createField)
-	mux.HandleFunc("GET /opportunities/pipelines", f.listPipelines)
-	mux.HandleFunc("GET /opportunities/search", f.searchOpps)
-	mux.HandleFunc("POST /opportunities/", f.createOpp)
-	mux.HandleFunc("GET /opportunities/{id}", f.getOpp)
-	mux.HandleFunc("PUT /opportunities/{id}", f.updateOpp)
-	f.server = newServer(opts.Options, 10*time.Second, authorizeGHL, ghlShapes, mux)
+	f.routeOpportunities(mux)
+	f.server = newServer(opts.Options, 10*time.Second, authorizeBearer, f.shapes(), f.limited(f.afterCommit(mux)))
 	f.URL = f.srv.URL
 	f.nextID = 500
 	return f
 }
 
-// authorizeGHL needs a bearer token and the Version header every v2 call must carry.
-func authorizeGHL(r *http.Request, o Options) bool {
-	return authorizeBearer(r, o) && r.Header.Get("Version") == "2021-07-28"
+// shapes are GHL's NestJS error bodies (apps/v3/common/common-schemas.json UnauthorizedDTO; the 429 body
+// is not described, so it follows the same shape).
+func (f *GoHighLevel) shapes() errorShapes {
+	return errorShapes{
+		unauthorized: func(w http.ResponseWriter, status int) {
+			writeJSON(w, status, map[string]any{"statusCode": status, "message": "Invalid token: access token is invalid", "error": "Unauthorized"})
+		},
+		rateLimited: func(w http.ResponseWriter, retryAfter int) {
+			f.limits.header(w.Header(), true)
+			writeJSON(w, http.StatusTooManyRequests, map[string]any{"statusCode": 429, "message": "Too Many Requests"})
+		},
+		unavailable: func(w http.ResponseWriter) {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"statusCode": 503, "message": "Service Unavailable"})
+		},
+	}
 }
 
-var ghlShapes = errorShapes{
-	unauthorized: func(w http.ResponseWriter, status int) {
-		writeJSON(w, status, map[string]any{"statusCode": status, "message": "Invalid token: access token is invalid", "error": "Unauthorized"})
-	},
-	rateLimited: func(w http.ResponseWriter, retryAfter int) {
-		w.Header().Set("X-RateLimit-Interval-Milliseconds", "10000")
-		w.Header().Set("X-RateLimit-Remaining", "0")
-		writeJSON(w, http.StatusTooManyRequests, map[string]any{"statusCode": 429, "message": "Too Many Requests"})
-	},
-	unavailable: func(w http.ResponseWriter) {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"statusCode": 503, "message": "Service Unavailable"})
-	},
-}
-
+// ghlBad is BadRequestDTO: {"statusCode":400,"message":"..."} (message a string).
 func ghlBad(w http.ResponseWriter, msg string) {
 	writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "message": msg})
 }
 
+// ghl422 is UnprocessableDTO: message is an array of strings.
 func ghl422(w http.ResponseWriter, msgs ...string) {
 	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"statusCode": 422, "message": msgs, "error": "Unprocessable Entity"})
+}
+
+func ghlNotFound(w http.ResponseWriter, what string) {
+	writeJSON(w, http.StatusNotFound, map[string]any{"statusCode": 404, "message": what + " not found"})
+}
+
+// GET /locations/{locationId} (apps/locations.json GetLocationByIdSuccessfulResponseDto): the fake answers
+// the fields leadgate reads, settings.allowDuplicateContact among them.
+func (f *GoHighLevel) getLocation(w http.ResponseWriter, r *http.Request) {
+	if !f.checkLocation(w, r.PathValue("loc")) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"location": map[string]any{"id": f.ghlOpts.LocationID, "name": "Fake location",
+		"settings": map[string]any{"allowDuplicateContact": f.ghlOpts.AllowDuplicates, "allowDuplicateOpportunity": false,
+			"allowFacebookNameMerge": false, "disableContactTimezone": false}}})
+}
+
+func (f *GoHighLevel) checkLocation(w http.ResponseWriter, loc string) bool {
+	if loc == "" {
+		ghl422(w, "locationId should not be empty")
+		return false
+	}
+	if loc != f.ghlOpts.LocationID {
+		writeJSON(w, http.StatusForbidden, map[string]any{"statusCode": 403, "message": "The token does not have access to this location.", "error": "Forbidden"})
+		return false
+	}
+	return true
 }
 
 // Contacts returns a snapshot of every contact, oldest first.
@@ -137,9 +178,17 @@ func (f *GoHighLevel) Contacts() []GHLContact {
 	defer f.mu.Unlock()
 	out := make([]GHLContact, 0, len(f.order))
 	for _, id := range f.order {
-		c := *f.contacts[id]
-		c.Tags, c.Notes, c.CustomFields = slices.Clone(c.Tags), slices.Clone(c.Notes), cloneMap(c.CustomFields)
-		out = append(out, c)
+		out = append(out, f.contacts[id].clone())
+	}
+	return out
+}
+
+func (c *GHLContact) clone() GHLContact {
+	out := *c
+	out.Tags, out.Notes, out.CustomFields = slices.Clone(c.Tags), slices.Clone(c.Notes), cloneMap(c.CustomFields)
+	out.CustomArrays = map[string][]string{}
+	for k, v := range c.CustomArrays {
+		out.CustomArrays[k] = slices.Clone(v)
 	}
 	return out
 }
@@ -154,20 +203,19 @@ func (f *GoHighLevel) Contact(email string) (GHLContact, bool) {
 	return GHLContact{}, false
 }
 
+// ContactByID returns the contact with id, if any.
+func (f *GoHighLevel) ContactByID(id string) (GHLContact, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c := f.contacts[id]; c != nil {
+		return c.clone(), true
+	}
+	return GHLContact{}, false
+}
+
 // DuplicateEmails counts emails held by more than one contact.
 func (f *GoHighLevel) DuplicateEmails() int {
 	return duplicates(f.Contacts(), func(c GHLContact) string { return strings.ToLower(c.Email) })
-}
-
-// Opportunities returns a snapshot of every opportunity.
-func (f *GoHighLevel) Opportunities() []GHLOpportunity {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []GHLOpportunity
-	for _, id := range sortedKeys(f.opps) {
-		out = append(out, *f.opps[id])
-	}
-	return out
 }
 
 // Mutations returns every contact write.
@@ -177,11 +225,19 @@ func (f *GoHighLevel) Mutations() []GHLMutation {
 	return slices.Clone(f.mutations)
 }
 
-// AddContact stores a contact directly (pre-existing data); it returns its id.
+// AddContact stores a contact directly (pre-existing data, phone kept as given); it returns its id.
 func (f *GoHighLevel) AddContact(c GHLContact) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.insert(c).ID
+}
+
+// HideFromSearch makes the duplicate and advanced searches miss the contact, as GHL's search index does
+// for a while after a write; upsert and create still see it.
+func (f *GoHighLevel) HideFromSearch(id string) {
+	f.mu.Lock()
+	f.hidden[id] = true
+	f.mu.Unlock()
 }
 
 // HumanEdit sets a contact field as a person would: "email", "phone", "firstName", "lastName",
@@ -224,33 +280,20 @@ func (f *GoHighLevel) insert(c GHLContact) *GHLContact {
 	c.ID = "ct" + f.newID()
 	c.Email = strings.ToLower(c.Email)
 	c.CustomFields = cloneMap(c.CustomFields)
+	arrays := map[string][]string{}
+	for k, v := range c.CustomArrays {
+		arrays[k] = slices.Clone(v)
+	}
+	c.CustomArrays = arrays
 	c.DateAdded, c.DateUpdated = time.Now(), time.Now()
 	f.contacts[c.ID] = &c
 	f.order = append(f.order, c.ID)
 	return &c
 }
 
-// match finds the existing contact for an email/phone pair per the duplicate setting: email first, then phone.
-func (f *GoHighLevel) match(email, phone string) (*GHLContact, string) {
-	for _, id := range f.order {
-		if c := f.contacts[id]; email != "" && strings.EqualFold(c.Email, email) {
-			return c, "email"
-		}
-	}
-	for _, id := range f.order {
-		if c := f.contacts[id]; phone != "" && c.Phone == phone {
-			return c, "phone"
-		}
-	}
-	return nil, ""
-}
-
 func (f *GoHighLevel) contactJSON(c *GHLContact) map[string]any {
-	var custom []any
-	for _, id := range sortedKeys(c.CustomFields) {
-		custom = append(custom, map[string]any{"id": id, "value": c.CustomFields[id]})
-	}
 	return map[string]any{"id": c.ID, "locationId": f.ghlOpts.LocationID, "email": c.Email, "phone": c.Phone,
-		"firstName": c.FirstName, "lastName": c.LastName, "companyName": c.CompanyName, "tags": nonNil(c.Tags),
-		"customFields": nonNil(custom), "dateAdded": c.DateAdded.Format(time.RFC3339), "dateUpdated": c.DateUpdated.Format(time.RFC3339)}
+		"firstName": c.FirstName, "lastName": c.LastName, "companyName": c.CompanyName, "tags": nonNil(slices.Clone(c.Tags)),
+		"customFields": f.customJSON(c), "dateAdded": c.DateAdded.UTC().Format(time.RFC3339Nano),
+		"dateUpdated": c.DateUpdated.UTC().Format(time.RFC3339Nano)}
 }

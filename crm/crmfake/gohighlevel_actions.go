@@ -15,21 +15,18 @@ func (f *GoHighLevel) routeActions(mux *http.ServeMux) {
 }
 
 // POST /contacts/{id}/workflow/{workflowId} CreateWorkflowDto {"eventStartTime"?} (a JSON body is required,
-// the field is not): 200 {"succeded":true}; an unknown contact is 404. The reference does not say that a
+// the field is not; nothing else is declared): 200 {"succeded":true}; an unknown contact is 404. The reference does not say that a
 // contact already in the workflow is left alone, so every accepted request is an enrolment (Enrolments
 // lists repeats): the adapter must not send a second one.
 func (f *GoHighLevel) addToWorkflow(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		EventStartTime string `json:"eventStartTime"`
-	}
-	if !decode(w, r, &in, ghlBad) {
+	if _, ok := checkBody(w, r, ghlWorkflowDTO); !ok {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id := r.PathValue("id")
 	if f.contacts[id] == nil {
-		writeJSON(w, http.StatusNotFound, map[string]any{"statusCode": 404, "message": "Contact not found"})
+		ghlNotFound(w, "Contact")
 		return
 	}
 	f.acts.enrolAgain(id, r.PathValue("workflowId"))
@@ -44,7 +41,7 @@ func (f *GoHighLevel) listNotes(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	c := f.contacts[id]
 	if c == nil {
-		writeJSON(w, http.StatusNotFound, map[string]any{"statusCode": 404, "message": "Contact not found"})
+		ghlNotFound(w, "Contact")
 		return
 	}
 	out := []any{}
@@ -61,7 +58,7 @@ func (f *GoHighLevel) listTasks(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	id := r.PathValue("id")
 	if f.contacts[id] == nil {
-		writeJSON(w, http.StatusNotFound, map[string]any{"statusCode": 404, "message": "Contact not found"})
+		ghlNotFound(w, "Contact")
 		return
 	}
 	out := []any{}
@@ -74,25 +71,19 @@ func (f *GoHighLevel) listTasks(w http.ResponseWriter, r *http.Request) {
 // POST /contacts/{id}/tasks CreateTaskParams {"title","body","dueDate","completed","assignedTo"}: 201
 // {"task":{...}}; title, dueDate and completed are required (422).
 func (f *GoHighLevel) createTask(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Title     string `json:"title"`
-		Body      string `json:"body"`
-		DueDate   string `json:"dueDate"`
-		Completed *bool  `json:"completed"`
-	}
-	if !decode(w, r, &in, ghlBad) {
+	raw, ok := checkBody(w, r, ghlCreateTaskDTO)
+	if !ok {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id := r.PathValue("id")
 	switch {
-	case in.Title == "" || in.DueDate == "" || in.Completed == nil:
-		ghl422(w, "title, dueDate and completed are required")
 	case f.contacts[id] == nil:
-		writeJSON(w, http.StatusNotFound, map[string]any{"statusCode": 404, "message": "Contact not found"})
+		ghlNotFound(w, "Contact")
 	default:
-		t := Task{ID: f.newID(), ContactID: id, Title: in.Title, Body: in.Body, Due: in.DueDate}
+		t := Task{ID: f.newID(), ContactID: id, Title: deref(optString(raw, "title")), Body: deref(optString(raw, "body")),
+			Due: deref(optString(raw, "dueDate"))}
 		f.acts.tasks = append(f.acts.tasks, t)
 		writeJSON(w, http.StatusCreated, map[string]any{"task": ghlTaskJSON(t)})
 	}

@@ -1,41 +1,44 @@
 package crmfake
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 )
 
-// POST /contacts/search (v2 advanced search): {"locationId", "pageLimit" (default 20, max 100), "page"
-// (1-based) or "searchAfter" (the sort values of the last contact of the previous page), "query"
-// (optional, contains)}. Contacts come sorted by dateAdded, then id; each carries its "searchAfter"
-// values. Answer: {"contacts": [...], "total": N}. Page numbers stop at 10,000 records, as GHL documents.
+// POST /contacts/search (v2 advanced search). The description's SearchBodyV2DTO declares nothing and
+// points to GHL's search document, which gives: "locationId" and "pageLimit" (both required, answered 422
+// without them), "page" (1-based) or "searchAfter" (the sort values of the last contact of the previous
+// page), "query" (contains) and "filters": [{"field","operator","value"}] or groups
+// {"group":"AND"|"OR","filters":[...]}, values at most 75 characters. The fake knows the fields email
+// (without case), phone (as stored), firstNameLowerCase, lastNameLowerCase and id, and the operators eq,
+// not_eq, contains, exists and not_exists. Contacts come sorted by dateAdded, then id, each carrying its
+// "searchAfter" values: {"contacts": [...], "total": N}. Page numbers stop at 10,000 records.
 func (f *GoHighLevel) searchContacts(w http.ResponseWriter, r *http.Request) {
 	var in struct {
-		LocationID  string `json:"locationId"`
-		Page        int    `json:"page"`
-		PageLimit   int    `json:"pageLimit"`
-		SearchAfter []any  `json:"searchAfter"`
-		Query       string `json:"query"`
+		LocationID  string            `json:"locationId"`
+		Page        int               `json:"page"`
+		PageLimit   int               `json:"pageLimit"`
+		SearchAfter []any             `json:"searchAfter"`
+		Query       string            `json:"query"`
+		Filters     []json.RawMessage `json:"filters"`
 	}
 	if !decode(w, r, &in, ghlBad) {
-		return
-	}
-	if in.LocationID == "" {
-		ghl422(w, "locationId should not be empty")
 		return
 	}
 	if !f.checkLocation(w, in.LocationID) {
 		return
 	}
-	limit := in.PageLimit
-	if limit <= 0 {
-		limit = 20
-	}
-	if limit > 100 {
-		ghl422(w, "pageLimit must not be greater than 100")
+	if in.PageLimit <= 0 {
+		ghl422(w, "pageLimit should not be empty")
 		return
 	}
+	if in.PageLimit > 500 {
+		ghl422(w, "pageLimit must not be greater than 500")
+		return
+	}
+	limit := in.PageLimit
 	if in.Page == 0 && in.SearchAfter == nil {
 		in.Page = 1
 	}
@@ -43,11 +46,19 @@ func (f *GoHighLevel) searchContacts(w http.ResponseWriter, r *http.Request) {
 		ghl422(w, "page x pageLimit must not exceed 10000: use searchAfter")
 		return
 	}
+	match, msg := ghlFilterAll("AND", in.Filters)
+	if msg != "" {
+		ghl422(w, msg)
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var hits []*GHLContact
 	for _, id := range f.order {
 		c := f.contacts[id]
+		if f.hidden[id] || !match(c) {
+			continue
+		}
 		if in.Query != "" && !strings.Contains(strings.ToLower(c.Email+" "+c.Phone+" "+c.FirstName+" "+c.LastName), strings.ToLower(in.Query)) {
 			continue
 		}
@@ -86,36 +97,81 @@ func (f *GoHighLevel) searchContacts(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"contacts": out, "total": len(hits)})
 }
 
-// AddOpportunity stores an opportunity directly (pre-existing data); it returns its id.
-func (f *GoHighLevel) AddOpportunity(o GHLOpportunity) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	o.ID = "op" + f.newID()
-	if o.Status == "" {
-		o.Status = "open"
+type ghlMatch func(*GHLContact) bool
+
+// ghlFilterAll combines filters (or groups of them) with AND or OR.
+func ghlFilterAll(op string, filters []json.RawMessage) (ghlMatch, string) {
+	var parts []ghlMatch
+	for i, raw := range filters {
+		var fl struct {
+			Group    string            `json:"group"`
+			Filters  []json.RawMessage `json:"filters"`
+			Field    string            `json:"field"`
+			Operator string            `json:"operator"`
+			Value    any               `json:"value"`
+		}
+		if err := json.Unmarshal(raw, &fl); err != nil {
+			return nil, "filters." + strconv.Itoa(i) + " must be an object"
+		}
+		if fl.Group != "" {
+			if fl.Group != "AND" && fl.Group != "OR" {
+				return nil, "filters." + strconv.Itoa(i) + ".group must be one of the following values: AND, OR"
+			}
+			m, msg := ghlFilterAll(fl.Group, fl.Filters)
+			if msg != "" {
+				return nil, msg
+			}
+			parts = append(parts, m)
+			continue
+		}
+		m, msg := ghlFilter(fl.Field, fl.Operator, fl.Value)
+		if msg != "" {
+			return nil, "filters." + strconv.Itoa(i) + ": " + msg
+		}
+		parts = append(parts, m)
 	}
-	f.opps[o.ID] = &o
-	return o.ID
+	return func(c *GHLContact) bool {
+		if len(parts) == 0 {
+			return true
+		}
+		for _, p := range parts {
+			if p(c) == (op == "OR") {
+				return op == "OR"
+			}
+		}
+		return op != "OR"
+	}, ""
 }
 
-// pageOf applies GET /opportunities/search's limit (default 20, max 100) and 1-based page, and the meta
-// GHL answers with.
-func pageOf(items []any, limitQ, pageQ string) ([]any, map[string]any) {
-	limit, _ := strconv.Atoi(limitQ)
-	if limit <= 0 {
-		limit = 20
+func ghlFilter(field, operator string, value any) (ghlMatch, string) {
+	get := map[string]func(*GHLContact) string{
+		"email":              func(c *GHLContact) string { return strings.ToLower(c.Email) },
+		"phone":              func(c *GHLContact) string { return c.Phone },
+		"firstNameLowerCase": func(c *GHLContact) string { return strings.ToLower(c.FirstName) },
+		"lastNameLowerCase":  func(c *GHLContact) string { return strings.ToLower(c.LastName) },
+		"id":                 func(c *GHLContact) string { return c.ID },
+	}[field]
+	if get == nil {
+		return nil, "field " + strconv.Quote(field) + " is not supported"
 	}
-	limit = min(limit, 100)
-	page, _ := strconv.Atoi(pageQ)
-	page = max(page, 1)
-	start := min((page-1)*limit, len(items))
-	end := min(start+limit, len(items))
-	meta := map[string]any{"total": len(items), "currentPage": page, "nextPage": nil, "prevPage": nil}
-	if end < len(items) {
-		meta["nextPage"] = page + 1
+	v := anyString(value)
+	if field == "email" {
+		v = strings.ToLower(v)
 	}
-	if page > 1 {
-		meta["prevPage"] = page - 1
+	if len(v) > 75 {
+		return nil, "value must be at most 75 characters"
 	}
-	return items[start:end], meta
+	switch operator {
+	case "eq":
+		return func(c *GHLContact) bool { return get(c) == v }, ""
+	case "not_eq":
+		return func(c *GHLContact) bool { return get(c) != v }, ""
+	case "contains":
+		return func(c *GHLContact) bool { return strings.Contains(strings.ToLower(get(c)), strings.ToLower(v)) }, ""
+	case "exists":
+		return func(c *GHLContact) bool { return get(c) != "" }, ""
+	case "not_exists":
+		return func(c *GHLContact) bool { return get(c) == "" }, ""
+	}
+	return nil, "operator " + strconv.Quote(operator) + " is not supported"
 }

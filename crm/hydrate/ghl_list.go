@@ -17,7 +17,10 @@ const (
 	ghlPageLimit = 100
 )
 
-type ghlOpp struct{ id, stage string }
+type ghlOpp struct {
+	id, stage string
+	created   time.Time
+}
 
 // ghlContactJSON is a GoHighLevel contact as GET /contacts/{id} and POST /contacts/search return it.
 type ghlContactJSON struct {
@@ -129,7 +132,9 @@ func (r *ghlReader) loadFields(ctx context.Context) error {
 	return nil
 }
 
-// loadOpps reads every opportunity of the deal-mode pipeline once (GET /opportunities/search, 100 a page).
+// loadOpps reads every opportunity of the deal-mode pipeline once (GET /opportunities/search, 100 a page,
+// status=all: the description gives the filter no default). A contact's opportunity is its oldest by
+// createdAt, the one the adapter moves: GHL's ids are not time-ordered.
 func (r *ghlReader) loadOpps(ctx context.Context) error {
 	if r.pipeline == "" || r.opps != nil {
 		return nil
@@ -142,12 +147,14 @@ func (r *ghlReader) loadOpps(ctx context.Context) error {
 				ContactID       string `json:"contactId"`
 				PipelineID      string `json:"pipelineId"`
 				PipelineStageID string `json:"pipelineStageId"`
+				CreatedAt       string `json:"createdAt"`
 			} `json:"opportunities"`
 			Meta struct {
 				NextPage *int `json:"nextPage"`
 			} `json:"meta"`
 		}
-		q := url.Values{"location_id": {r.location}, "pipeline_id": {r.pipeline}, "limit": {"100"}, "page": {strconv.Itoa(page)}}
+		q := url.Values{"location_id": {r.location}, "pipeline_id": {r.pipeline}, "status": {"all"}, "limit": {"100"},
+			"page": {strconv.Itoa(page)}}
 		if err := r.c.get(ctx, "/opportunities/search", q, &out); err != nil {
 			return err
 		}
@@ -155,9 +162,9 @@ func (r *ghlReader) loadOpps(ctx context.Context) error {
 			if o.PipelineID != r.pipeline || o.ContactID == "" {
 				continue
 			}
-			// The adapter moves the oldest opportunity of the contact in the pipeline (smallest id): read that one.
-			if cur, ok := opps[o.ContactID]; !ok || o.ID < cur.id {
-				opps[o.ContactID] = ghlOpp{id: o.ID, stage: o.PipelineStageID}
+			created, _ := time.Parse(time.RFC3339, o.CreatedAt)
+			if cur, ok := opps[o.ContactID]; !ok || crm.GHLOlderOpportunity(created, o.ID, cur.created, cur.id) {
+				opps[o.ContactID] = ghlOpp{id: o.ID, stage: o.PipelineStageID, created: created}
 			}
 		}
 		if out.Meta.NextPage == nil || len(out.Opportunities) == 0 {
