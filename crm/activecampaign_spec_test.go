@@ -16,7 +16,11 @@ import (
 // Tests of the adapter against what ActiveCampaign's v3 reference says; each failed on the adapter before
 // it was brought in line.
 
-func requestsTo(fake *crmfake.ActiveCampaign, method, path string) []crmfake.Request {
+// requestLog is a fake that records the requests it answered.
+type requestLog interface{ Requests() []crmfake.Request }
+
+// requestsTo returns the requests to method path, in order.
+func requestsTo(fake requestLog, method, path string) []crmfake.Request {
 	var out []crmfake.Request
 	for _, r := range fake.Requests() {
 		if r.Method == method && r.Path == path {

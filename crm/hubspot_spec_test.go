@@ -11,16 +11,8 @@ import (
 	"github.com/leadgate/leadgate/crm/crmfake"
 )
 
-// requestsTo counts the requests to method path.
-func requestsTo(fake *crmfake.HubSpot, method, path string) int {
-	n := 0
-	for _, r := range fake.Requests() {
-		if r.Method == method && r.Path == path {
-			n++
-		}
-	}
-	return n
-}
+// callsTo counts the requests to method path.
+func callsTo(fake requestLog, method, path string) int { return len(requestsTo(fake, method, path)) }
 
 const hsUpsertPath = "/crm/v3/objects/contacts/batch/upsert"
 
@@ -50,7 +42,7 @@ func TestHubSpot207WithObjectSubCategoryRecordsTheWrittenInputs(t *testing.T) {
 	if crm.ClassOf(res[1].Err) != crm.Invalid || !strings.Contains(res[1].Err.Error(), "VALIDATION_ERROR") {
 		t.Errorf("lead2: Err = %v, want Invalid (its own VALIDATION_ERROR)", res[1].Err)
 	}
-	if n := requestsTo(fake, http.MethodPost, hsUpsertPath); n != 1 {
+	if n := callsTo(fake, http.MethodPost, hsUpsertPath); n != 1 {
 		t.Errorf("batch upserts = %d, want 1: nothing that was written is sent again", n)
 	}
 }
@@ -86,7 +78,7 @@ func TestHubSpotDealModeFollowsPerInputAssociationPaging(t *testing.T) {
 	if got := dealOf(fake, id); got.ID != deal || got.Stage != "qualifiedtobuy" {
 		t.Errorf("deal %+v, want %s moved to qualifiedtobuy", got, deal)
 	}
-	if n := requestsTo(fake, http.MethodPost, "/crm/v4/associations/contacts/deals/batch/read"); n != 3 {
+	if n := callsTo(fake, http.MethodPost, "/crm/v4/associations/contacts/deals/batch/read"); n != 3 {
 		t.Errorf("association reads = %d, want 3 pages", n)
 	}
 }
@@ -123,7 +115,7 @@ func TestHubSpotDailyLimitIsQuotaUntilTheAccountsMidnight(t *testing.T) {
 	if !strings.Contains(e.Message, "daily") || !strings.Contains(e.Message, "US/Pacific") {
 		t.Errorf("message %q should say the daily limit is used up and when it resets", e.Message)
 	}
-	if n := requestsTo(fake, http.MethodGet, "/account-info/v3/details"); n != 1 {
+	if n := callsTo(fake, http.MethodGet, "/account-info/v3/details"); n != 1 {
 		t.Errorf("account detail reads = %d, want 1 (read once, before the quota ran out)", n)
 	}
 }
@@ -161,7 +153,7 @@ func TestHubSpotCompleteWithMissingResultsIsVerifiedByARead(t *testing.T) {
 		if _, ok := fake.Contact("lead2@example.com"); ok {
 			t.Error("the fake wrote lead2; the no-op did not happen")
 		}
-		if n := requestsTo(fake, http.MethodPost, hsUpsertPath); n != 1 {
+		if n := callsTo(fake, http.MethodPost, hsUpsertPath); n != 1 {
 			t.Errorf("batch upserts = %d, want 1", n)
 		}
 		// The retry (the relay's) reads first and writes it once.
@@ -178,7 +170,7 @@ func TestHubSpotCompleteWithMissingResultsIsVerifiedByARead(t *testing.T) {
 		if res[1].Err != nil || res[1].RemoteID != c.ID || res[1].Written["firstname"] != "Lead" {
 			t.Errorf("lead2: %+v, want recorded written as %s after the read", res[1], c.ID)
 		}
-		if n := requestsTo(fake, http.MethodPost, hsUpsertPath); n != 1 {
+		if n := callsTo(fake, http.MethodPost, hsUpsertPath); n != 1 {
 			t.Errorf("batch upserts = %d, want 1: the written contact is not sent again", n)
 		}
 	})
@@ -196,7 +188,7 @@ func TestHubSpotLostAnswerIsVerifiedBeforeAnyRetry(t *testing.T) {
 				t.Errorf("%s: %+v, want verified as written", r.LeadgateID, r)
 			}
 		}
-		if n := requestsTo(fake, http.MethodPost, hsUpsertPath); n != 1 || len(fake.Contacts()) != 2 {
+		if n := callsTo(fake, http.MethodPost, hsUpsertPath); n != 1 || len(fake.Contacts()) != 2 {
 			t.Errorf("upserts %d, contacts %d; want 1 and 2", n, len(fake.Contacts()))
 		}
 	})
@@ -210,8 +202,8 @@ func TestHubSpotLostAnswerIsVerifiedBeforeAnyRetry(t *testing.T) {
 		}
 		c.RemoteID, c.Previous = r.RemoteID, r.Written
 		mustOK(t, upsertOne(t, d, c))
-		if n := len(fake.Contacts()); n != 1 || requestsTo(fake, http.MethodPost, "/crm/v3/objects/contacts") != 1 {
-			t.Errorf("contacts %d, creates %d; want one of each", n, requestsTo(fake, http.MethodPost, "/crm/v3/objects/contacts"))
+		if n := len(fake.Contacts()); n != 1 || callsTo(fake, http.MethodPost, "/crm/v3/objects/contacts") != 1 {
+			t.Errorf("contacts %d, creates %d; want one of each", n, callsTo(fake, http.MethodPost, "/crm/v3/objects/contacts"))
 		}
 	})
 	t.Run("unconfirmed update fails for a retry", func(t *testing.T) {
@@ -259,7 +251,7 @@ func TestHubSpotPhoneSearchesShareRequestsWithinTheSearchLimit(t *testing.T) {
 	for _, r := range d.Upsert(context.Background(), batch) {
 		mustOK(t, r)
 	}
-	if n := requestsTo(fake, http.MethodPost, "/crm/v3/objects/contacts/search"); n != 3 {
+	if n := callsTo(fake, http.MethodPost, "/crm/v3/objects/contacts/search"); n != 3 {
 		t.Errorf("searches = %d, want 3", n)
 	}
 	for _, r := range fake.Requests() {
