@@ -393,6 +393,24 @@ func TestActiveCampaignTimeoutAfterCommitIsVerifiedNotRepeated(t *testing.T) {
 			t.Errorf("%d contact/sync, %d automation runs; want 1 and 1", n, len(fake.AutomationRuns()))
 		}
 	})
+	t.Run("tag and note", func(t *testing.T) {
+		fake, d := newAC(t, crmfake.ACOptions{}, short)
+		fake.TimeoutAfterCommit(http.MethodPost, "/api/3/contactTags")
+		fake.TimeoutAfterCommit(http.MethodPost, "/api/3/notes")
+		r := upsertOne(t, d, jane())
+		if r.Err != nil {
+			next := jane()
+			next.RemoteID, next.Previous = r.RemoteID, r.Written
+			r = upsertOne(t, d, next)
+		}
+		mustOK(t, r)
+		if c, _ := fake.Contact("jane@example.com"); len(c.Tags) != 1 || len(c.Notes) != 1 {
+			t.Errorf("tags %v notes %v, want one of each", c.Tags, c.Notes)
+		}
+		if n := len(requestsTo(fake, http.MethodPost, "/api/3/notes")); n != 1 {
+			t.Errorf("%d POST /notes, want 1", n)
+		}
+	})
 	t.Run("deal create", func(t *testing.T) {
 		pipes := []crmfake.ACPipeline{{ID: "7", Title: "Leads", Stages: []crmfake.ACField{{ID: "71"}}}}
 		fake, d := newAC(t, crmfake.ACOptions{Pipelines: pipes}, short, func(c *crm.Config) {
