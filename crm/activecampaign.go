@@ -59,13 +59,15 @@ func (a *activeCampaign) TestConnection(ctx context.Context) error {
 	return err
 }
 
-// Upsert writes the batch one contact at a time. A rate limit or auth failure stops the batch: the
-// remaining contacts get the same error without being sent.
+// Upsert writes the batch one contact at a time. A rate limit, an auth failure or a fault of the
+// destination's setup stops the batch: the remaining contacts get the same error without being sent.
 func (a *activeCampaign) Upsert(ctx context.Context, batch []Contact) []Result {
 	return upsertSequential(ctx, batch, a.upsertOne)
 }
 
-// upsertSequential runs one contact at a time and fails the rest of the batch on a batch-level error.
+// upsertSequential runs one contact at a time and fails the rest of the batch on a batch-level error: a
+// rate limit, refused credentials, or a fault of the destination itself (Setup, Quota), which pauses the
+// destination anyway and would cost every remaining contact the same failed requests.
 func upsertSequential(ctx context.Context, batch []Contact, one func(context.Context, Contact) Result) []Result {
 	out := make([]Result, len(batch))
 	var stop error
@@ -78,7 +80,7 @@ func upsertSequential(ctx context.Context, batch []Contact, one func(context.Con
 			continue
 		}
 		out[i] = one(ctx, c)
-		if cl := ClassOf(out[i].Err); out[i].Err != nil && (cl == RateLimited || cl == Auth) {
+		if cl := ClassOf(out[i].Err); out[i].Err != nil && (cl == RateLimited || cl == Auth || cl == Setup || cl == Quota) {
 			stop = out[i].Err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -235,7 +236,7 @@ func (a *activeCampaign) importChunk(ctx context.Context, batch []Contact, chunk
 		BatchID string     `json:"batchId"`
 	}
 	if _, err := a.api.do(ctx, call{method: http.MethodPost, path: "/import/bulk_import", in: body, out: &queued}, &calls); err != nil {
-		return fail(err)
+		return fail(importerWait(err, len(body.Contacts)))
 	}
 	if queued.BatchID == "" {
 		return fail(&Error{Class: Transient, Message: "activecampaign: bulk import: response has no batchId"})
@@ -332,6 +333,28 @@ func bulkField(id, value string) (acBulkField, error) {
 		return acBulkField{}, &Error{Class: Setup, Message: fmt.Sprintf("activecampaign: custom field id %q is not a number", id)}
 	}
 	return acBulkField{ID: n, Value: value}, nil
+}
+
+// The importer's own limits are per minute (reference/bulk-import-contacts): 20 single-contact and 100
+// multi-contact requests. Its 400 "Rate limit exceeded." carries no Retry-After; a request slot of a full
+// minute window frees on average every minute/limit, so that is the wait.
+const (
+	acImportSingleWait = time.Minute / 20
+	acImportMultiWait  = time.Minute / 100
+)
+
+// importerWait gives an importer rate limit without Retry-After the wait its per-minute limit implies.
+func importerWait(err error, contacts int) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Class != RateLimited || e.Status != http.StatusBadRequest {
+		return err
+	}
+	wait := acImportMultiWait
+	if contacts == 1 {
+		wait = acImportSingleWait
+	}
+	e.RetryAfter = max(e.RetryAfter, wait)
+	return e
 }
 
 // share attributes calls spent on a bulk request to each of its contacts (like a batch request).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/crm/crmfake"
@@ -193,5 +194,19 @@ func TestActiveCampaignBulkImportRateLimit400AndStatus503(t *testing.T) {
 	}
 	if len(fake.Contacts()) != 10 {
 		t.Errorf("fake holds %d contacts, want the first batch's 10", len(fake.Contacts()))
+	}
+}
+
+// The importer's single-contact limit is 20 a minute and its 400 carries no Retry-After: the wait is a
+// slot of that minute (3 s), not the 1 s default that would hit the limit again.
+func TestActiveCampaignBulkImportSingleContactLimitWaitsASlot(t *testing.T) {
+	_, d := newAC(t, crmfake.ACOptions{SingleImportsPerMinute: 1, ImportPolls: 1})
+	bi := bulkOf(t, d)
+	mustOK(t, bi.BulkImport(context.Background(), bulkContacts(1), crm.BulkOptions{})[0])
+	second := bulkContacts(2)[1:]
+	r := bi.BulkImport(context.Background(), second, crm.BulkOptions{})[0]
+	var e *crm.Error
+	if crm.ClassOf(r.Err) != crm.RateLimited || !errors.As(r.Err, &e) || e.RetryAfter < 3*time.Second {
+		t.Errorf("second single-contact import in a minute: %v, want a rate limit waiting at least 3 s", r.Err)
 	}
 }

@@ -18,7 +18,13 @@ func (a *activeCampaign) applyTags(ctx context.Context, contactID string, c Cont
 			return err
 		}
 		in := map[string]any{"contactTag": map[string]any{"contact": contactID, "tag": tagID}}
-		if _, err := a.api.do(ctx, call{method: http.MethodPost, path: "/contactTags", in: in}, calls); err != nil {
+		_, err = a.api.do(ctx, call{method: http.MethodPost, path: "/contactTags", in: in}, calls)
+		if untrusted(ctx, err) {
+			if has, herr := a.hasTag(ctx, contactID, tagID, calls); herr == nil && has {
+				err = nil // the tag landed: not attached twice
+			}
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -109,10 +115,26 @@ func (a *activeCampaign) findTag(ctx context.Context, name string, calls *int) (
 	return id, nil
 }
 
-// addNote appends the submission summary to the contact.
+// addNote appends the submission summary to the contact. An untrusted answer is checked by listing the
+// contact's notes (GET /contacts/{id}/notes, every page): a note that landed is not appended twice.
 func (a *activeCampaign) addNote(ctx context.Context, contactID, note string, calls *int) error {
 	in := map[string]any{"note": map[string]any{"note": note, "relid": contactID, "reltype": "Subscriber"}}
 	_, err := a.api.do(ctx, call{method: http.MethodPost, path: "/notes", in: in}, calls)
+	if !untrusted(ctx, err) {
+		return err
+	}
+	type acNote struct {
+		Note string `json:"note"`
+	}
+	notes, lerr := acListAll[acNote](ctx, a.api, "/contacts/"+pathID(contactID)+"/notes", nil, "notes", calls)
+	if lerr != nil {
+		return err
+	}
+	for _, n := range notes {
+		if n.Note == note {
+			return nil
+		}
+	}
 	return err
 }
 

@@ -2,6 +2,7 @@ package crm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -266,4 +267,52 @@ func (a *activeCampaign) forgetFields() {
 
 func fieldKey(ref string) string {
 	return strings.ToLower(strings.Trim(strings.TrimSpace(ref), "%"))
+}
+
+// CheckSetup lists what the configuration names and the account lacks: custom fields (loop-breaker pair,
+// stage field, every mapped field), and in deal mode the pipeline and every mapped stage. Whether the
+// account allows phone-only contacts cannot be read through the API; it shows when a phone-only lead is
+// sent.
+func (a *activeCampaign) CheckSetup(ctx context.Context) error {
+	a.forgetFields()
+	a.mu.Lock()
+	a.pipe = nil
+	a.mu.Unlock()
+	refs := []string{a.cfg.LoopField, a.cfg.SyncField}
+	if a.cfg.StageMode == StageModeField && a.cfg.StageField != "" {
+		refs = append(refs, a.cfg.StageField)
+	}
+	for _, name := range sortedKeys(a.cfg.FieldMap) {
+		if ref := a.cfg.FieldMap[name]; ref != "" && !isACNative(ref) && !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	var problems []string
+	var e *Error
+	if _, err := a.resolveFields(ctx, refs, nil); err != nil {
+		if ClassOf(err) != Setup || !errors.As(err, &e) {
+			return err
+		}
+		problems = append(problems, e.Message)
+	}
+	if a.cfg.StageMode == StageModeDeal {
+		p, err := a.pipeline(ctx, nil)
+		switch {
+		case ClassOf(err) == Setup && errors.As(err, &e):
+			problems = append(problems, e.Message)
+		case err != nil:
+			return err
+		default:
+			for _, stage := range sortedKeys(a.cfg.StageMap) {
+				if id := a.cfg.StageMap[stage]; !slices.Contains(p.stages, id) {
+					problems = append(problems, fmt.Sprintf("activecampaign: deal pipeline %q has no stage %q (stage_map[%s])",
+						a.cfg.Pipeline, id, stage))
+				}
+			}
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &Error{Class: Setup, Message: strings.Join(problems, "; ")}
 }

@@ -348,6 +348,15 @@ func TestActiveCampaignMissingMappedOrStageFieldIsASetupFault(t *testing.T) {
 	if n := len(fake.Mutations()); n != 0 {
 		t.Errorf("%d writes at a half-configured account", n)
 	}
+	// A batch stops at the fault: the destination pauses, and the rest would fail the same way.
+	before := len(fake.Requests())
+	second := jane()
+	second.LeadgateID, second.Email = "lg-2", "second@example.com"
+	res := d.Upsert(context.Background(), []crm.Contact{jane(), second})
+	if crm.ClassOf(res[1].Err) != crm.Setup || res[1].Err != res[0].Err || len(fake.Requests())-before != 1 {
+		t.Errorf("batch: second result %v after %d requests; want the same Setup error after the one field listing",
+			res[1].Err, len(fake.Requests())-before)
+	}
 	stage := fake.AddField(crmfake.ACField{Title: "Lifecycle", Perstag: "LIFECYCLE"})
 	fake.AddField(crmfake.ACField{Title: "Budget", Perstag: "BUDGET"})
 	mustOK(t, upsertOne(t, d, jane()))
@@ -388,6 +397,24 @@ func TestActiveCampaignTimeoutAfterCommitIsVerifiedNotRepeated(t *testing.T) {
 			t.Errorf("%d contact/sync, %d automation runs; want 1 and 1", n, len(fake.AutomationRuns()))
 		}
 	})
+	t.Run("tag and note", func(t *testing.T) {
+		fake, d := newAC(t, crmfake.ACOptions{}, short)
+		fake.TimeoutAfterCommit(http.MethodPost, "/api/3/contactTags")
+		fake.TimeoutAfterCommit(http.MethodPost, "/api/3/notes")
+		r := upsertOne(t, d, jane())
+		if r.Err != nil {
+			next := jane()
+			next.RemoteID, next.Previous = r.RemoteID, r.Written
+			r = upsertOne(t, d, next)
+		}
+		mustOK(t, r)
+		if c, _ := fake.Contact("jane@example.com"); len(c.Tags) != 1 || len(c.Notes) != 1 {
+			t.Errorf("tags %v notes %v, want one of each", c.Tags, c.Notes)
+		}
+		if n := len(requestsTo(fake, http.MethodPost, "/api/3/notes")); n != 1 {
+			t.Errorf("%d POST /notes, want 1", n)
+		}
+	})
 	t.Run("deal create", func(t *testing.T) {
 		pipes := []crmfake.ACPipeline{{ID: "7", Title: "Leads", Stages: []crmfake.ACField{{ID: "71"}}}}
 		fake, d := newAC(t, crmfake.ACOptions{Pipelines: pipes}, short, func(c *crm.Config) {
@@ -415,5 +442,40 @@ func TestActiveCampaignSilentNoOpIsCaught(t *testing.T) {
 	r := upsertOne(t, d, next)
 	if crm.ClassOf(r.Err) != crm.Transient || r.Err == nil || !strings.Contains(r.Err.Error(), "does not hold the write") {
 		t.Errorf("Err = %v, want a transient error saying the write did not land", r.Err)
+	}
+}
+
+// CheckSetup names every missing piece at once, without writing, and is nil once the account is complete.
+func TestActiveCampaignCheckSetupListsEveryMissingPiece(t *testing.T) {
+	fake, d := newAC(t, crmfake.ACOptions{Fields: acFields[1:2]}, func(c *crm.Config) {
+		c.StageField = "LIFECYCLE"
+		c.FieldMap = map[string]string{"budget": "BUDGET", "utm_source": "UTM_SOURCE"}
+	})
+	checker := d.(crm.SetupChecker)
+	err := checker.CheckSetup(context.Background())
+	for _, want := range []string{`"last_automation_source" (loop_field)`, `"LIFECYCLE" (stage_field)`, `"BUDGET" (field_map[budget])`,
+		`"UTM_SOURCE" (field_map[utm_source])`} {
+		if crm.ClassOf(err) != crm.Setup || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckSetup = %v, want Setup naming %s", err, want)
+		}
+	}
+	if len(fake.Mutations()) != 0 {
+		t.Error("CheckSetup wrote")
+	}
+	if err := d.(crm.LoopFieldCreator).CreateLoopFields(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []crmfake.ACField{{Title: "Lifecycle", Perstag: "LIFECYCLE"}, {Title: "Budget", Perstag: "BUDGET"}, {Title: "UTM", Perstag: "UTM_SOURCE"}} {
+		fake.AddField(f)
+	}
+	if err := checker.CheckSetup(context.Background()); err != nil {
+		t.Errorf("complete account: CheckSetup = %v", err)
+	}
+	pipes := []crmfake.ACPipeline{{ID: "7", Title: "Leads", Stages: []crmfake.ACField{{ID: "71"}}}}
+	_, d = newAC(t, crmfake.ACOptions{Pipelines: pipes}, func(c *crm.Config) {
+		c.StageMode, c.Pipeline, c.StageMap = crm.StageModeDeal, "7", map[string]string{"Discovered": "71", "SQL": "79"}
+	})
+	if err := d.(crm.SetupChecker).CheckSetup(context.Background()); crm.ClassOf(err) != crm.Setup || !strings.Contains(err.Error(), `"79" (stage_map[SQL])`) {
+		t.Errorf("deal mode: CheckSetup = %v, want stage 79 named", err)
 	}
 }

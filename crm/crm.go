@@ -145,7 +145,7 @@ type Destination interface {
 	// id, never re-searched), else by normalized email, then phone (compared exactly on our side); found
 	// contacts are updated without overwriting first-touch fields or human edits, the rest are inserted.
 	// Every mutation carries the loop-breaker flag. Upsert returns one Result per input, in input order;
-	// a batch-level failure (429, auth) returns the same Err in each Result.
+	// a batch-level failure (429, auth, a fault of the destination's setup) returns the same Err in each Result.
 	Upsert(ctx context.Context, batch []Contact) []Result
 	// TestConnection makes one cheap authenticated read.
 	TestConnection(ctx context.Context) error

@@ -58,8 +58,12 @@ type destinationInput struct {
 	StageMap     map[string]string `json:"stage_map"`
 	LoopField    *string           `json:"loop_field"`
 	SyncField    *string           `json:"sync_field"`
-	Enabled      *bool             `json:"enabled"`
-	Paused       *bool             `json:"paused"` // PATCH: true pauses (work is held), false resumes (work drains)
+	// ActiveCampaign settings (crm.Config AllowNullEmail, DealOwner, Automations).
+	AllowNullEmail *bool   `json:"allow_null_email"`
+	DealOwner      *string `json:"deal_owner"`
+	Automations    *string `json:"automations"`
+	Enabled        *bool   `json:"enabled"`
+	Paused         *bool   `json:"paused"` // PATCH: true pauses (work is held), false resumes (work drains)
 	// MaxWritesPerHour is the runaway guard's ceiling (0: none).
 	MaxWritesPerHour *int `json:"max_writes_per_hour"`
 	// Sandbox behaviour.
@@ -107,6 +111,11 @@ func (in destinationInput) apply(d *models.Destination) (token string) {
 	set(&d.Config.LocationID, in.LocationID)
 	set(&d.Config.LoopField, in.LoopField)
 	set(&d.Config.SyncField, in.SyncField)
+	set(&d.Config.DealOwner, in.DealOwner)
+	set(&d.Config.Automations, in.Automations)
+	if in.AllowNullEmail != nil {
+		d.Config.AllowNullEmail = *in.AllowNullEmail
+	}
 	if in.FieldMap != nil {
 		d.Config.FieldMap = in.FieldMap
 	}
@@ -156,6 +165,9 @@ func validateDestination(d models.Destination, hasToken bool) (field, msg string
 		return "batch_size", "batch_size must be 1 to 100"
 	case d.Config.StageMode != "" && d.Config.StageMode != crm.StageModeField && d.Config.StageMode != crm.StageModeDeal:
 		return "stage_mode", "stage_mode must be field or deal"
+	case d.Config.Automations != "" && d.Config.Automations != crm.AutomationsLive && d.Config.Automations != crm.AutomationsNever &&
+		d.Config.Automations != crm.AutomationsAlways:
+		return "automations", "automations must be live, never or always"
 	case d.Config.MaxWritesPerHour < 0:
 		return "max_writes_per_hour", "max_writes_per_hour must be 0 (no ceiling) or more"
 	case d.Config.Fail429Rate < 0 || d.Config.Fail503Rate < 0 || d.Config.Fail429Rate+d.Config.Fail503Rate > 1:

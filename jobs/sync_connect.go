@@ -118,7 +118,8 @@ func (c *Connector) build(d models.Destination) (*Conn, error) {
 	client := &http.Client{Transport: &limitedTransport{base: c.transport(), conn: conn, metrics: c.Metrics}}
 	dest, err := crm.New(crm.Config{Kind: d.Kind, BaseURL: d.BaseURL, APIToken: token, LocationID: d.Config.LocationID,
 		StageField: d.Config.StageField, StageMode: d.Config.StageMode, Pipeline: d.Config.Pipeline, StageMap: d.Config.StageMap,
-		FieldMap: d.Config.FieldMap, LoopField: d.Config.LoopField, SyncField: d.Config.SyncField, HTTPClient: client})
+		FieldMap: d.Config.FieldMap, LoopField: d.Config.LoopField, SyncField: d.Config.SyncField, HTTPClient: client,
+		AllowNullEmail: d.Config.AllowNullEmail, DealOwner: d.Config.DealOwner, Automations: d.Config.Automations})
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,11 @@ type DestinationConfig struct {
 	StageMap   map[string]string `json:"stage_map,omitempty"`
 	LoopField  string            `json:"loop_field,omitempty"`
 	SyncField  string            `json:"sync_field,omitempty"`
+	// ActiveCampaign: the account holds phone-only contacts; the deal owner where the pipeline does not
+	// auto-assign; which bulk imports start the account's automations (live | never | always).
+	AllowNullEmail bool   `json:"allow_null_email,omitempty"`
+	DealOwner      string `json:"deal_owner,omitempty"`
+	Automations    string `json:"automations,omitempty"`
 	// MaxWritesPerHour pauses the destination when passed (the runaway guard; 0: none).
 	MaxWritesPerHour int `json:"max_writes_per_hour,omitempty"`
 	// Sandbox behaviour: its own rate limit (requests/s it accepts before answering 429) and injected faults.

@@ -144,6 +144,7 @@ func NewActiveCampaign(opts ACOptions) *ActiveCampaign {
 	mux.HandleFunc("POST /api/3/tags", f.createTag)
 	mux.HandleFunc("POST /api/3/contactTags", f.addContactTag)
 	mux.HandleFunc("POST /api/3/notes", f.addNote)
+	mux.HandleFunc("GET /api/3/contacts/{id}/notes", f.listContactNotes)
 	f.routeDeals(mux)
 	f.routeActions(mux)
 	f.server = newServer(opts.Options, time.Second, authorizeAC, acShapes(opts.RateLimit), f.hangAfterCommit(mux))

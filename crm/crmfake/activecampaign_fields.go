@@ -1,6 +1,7 @@
 package crmfake
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -70,4 +71,22 @@ func (f *ActiveCampaign) addNote(w http.ResponseWriter, r *http.Request) {
 	}
 	c.Notes = append(c.Notes, in.Note.Note)
 	writeJSON(w, http.StatusCreated, map[string]any{"note": map[string]any{"id": f.newID(), "note": in.Note.Note, "relid": c.ID, "reltype": "Subscriber"}})
+}
+
+// GET /api/3/contacts/{id}/notes (reference/retrieve-a-contacts-notes), paged.
+func (f *ActiveCampaign) listContactNotes(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	id := r.PathValue("id")
+	c := f.contacts[id]
+	if c == nil {
+		f.mu.Unlock()
+		acNotFound(w, "Subscriber", id)
+		return
+	}
+	out := []map[string]any{}
+	for i, n := range c.Notes {
+		out = append(out, map[string]any{"id": fmt.Sprintf("%s-%d", id, i+1), "note": n, "relid": id, "reltype": "Subscriber"})
+	}
+	f.mu.Unlock()
+	acList(w, r, "notes", out)
 }
