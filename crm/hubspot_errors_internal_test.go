@@ -53,3 +53,17 @@ func FuzzHubSpotErrorBody(f *testing.F) {
 		}
 	})
 }
+
+// A read-back holds a write when HubSpot echoes its values in its own notation (times with milliseconds,
+// numbers with decimals, emails in lower case), and not when a value differs.
+func TestHubSpotReadBackHoldsValuesInHubSpotsNotation(t *testing.T) {
+	written := map[string]string{"sync_timestamp": "2026-12-01T10:00:00Z", "submission_count": "3", "email": "Jane@Example.com", "lifecyclestage": ""}
+	remote := map[string]string{"sync_timestamp": "2026-12-01T10:00:00.000Z", "submission_count": "3.0", "email": "jane@example.com"}
+	if !holds(remote, written) {
+		t.Errorf("holds(%v, %v) = false, want true", remote, written)
+	}
+	remote["submission_count"] = "2"
+	if holds(remote, written) {
+		t.Errorf("holds with a different count = true, want false")
+	}
+}
