@@ -2,6 +2,7 @@ package crm_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/leadgate/leadgate/crm"
@@ -163,6 +164,23 @@ func TestHubSpotDealModeFailures(t *testing.T) {
 		}
 		if n := len(fake.Contacts()); n != 0 {
 			t.Errorf("contacts = %d, want none written", n)
+		}
+	})
+	t.Run("a stage map naming a dealstage the pipeline lacks is a setup fault", func(t *testing.T) {
+		fake := crmfake.NewHubSpot(crmfake.HSOptions{Options: crmfake.Options{Token: "hs-token"}, Properties: hsProps})
+		t.Cleanup(fake.Close)
+		d, err := crm.New(crm.Config{Kind: crm.KindHubSpot, BaseURL: fake.URL, APIToken: "hs-token", StageMode: crm.StageModeDeal,
+			Pipeline: "default", StageMap: map[string]string{"Discovered": "stage-that-was-deleted"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range d.Upsert(context.Background(), []crm.Contact{lead(1), lead(2)}) {
+			if crm.ClassOf(r.Err) != crm.Setup || !strings.Contains(r.Err.Error(), "dealstage") {
+				t.Errorf("%s: Err = %v, want Setup naming dealstage", r.LeadgateID, r.Err)
+			}
+		}
+		if n := len(fake.Deals()); n != 0 {
+			t.Errorf("deals = %d, want none", n)
 		}
 	})
 	t.Run("deal mode needs a pipeline", func(t *testing.T) {

@@ -53,7 +53,10 @@ func (e *hsBatchErr) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &loose); err != nil {
 		return err
 	}
-	*e = hsBatchErr{Status: fmt.Sprint(loose.Status), Category: loose.Category, Message: loose.Message}
+	*e = hsBatchErr{Category: loose.Category, Message: loose.Message}
+	if loose.Status != nil {
+		e.Status = fmt.Sprint(loose.Status)
+	}
 	if loose.ID != nil {
 		e.ID = fmt.Sprint(loose.ID)
 	}

@@ -24,13 +24,9 @@ func (h *hubSpot) searchPhones(ctx context.Context, items []*hsItem, props []str
 	for chunk := range slices.Chunk(items, hsSearchGroups) {
 		groups := make([]any, len(chunk))
 		for i, it := range chunk {
-			forms := PhoneForms(it.c.Phone)
-			if len(forms) == 0 {
-				forms = []string{it.c.Phone}
-			}
-			groups[i] = map[string]any{"filters": []any{map[string]any{"propertyName": "phone", "operator": "IN", "values": forms}}}
+			groups[i] = map[string]any{"filters": []any{phoneIn(it.c.Phone)}}
 		}
-		err := h.search(ctx, chunk, groups, props, func(o hsObject) {
+		_, err := h.search(ctx, chunk, groups, props, 0, func(o hsObject) {
 			v := o.values()
 			for _, it := range chunk {
 				if samePhone(v["phone"], it.c.Phone) && (it.id == "" || lessID(string(o.ID), it.id)) {
@@ -45,16 +41,26 @@ func (h *hubSpot) searchPhones(ctx context.Context, items []*hsItem, props []str
 	return nil
 }
 
-// search runs one contacts search through all its pages (PublicObjectSearchRequest: after, filterGroups,
-// limit, properties and sorts are required) and hands each result to found. The request count is
-// attributed to items.
-func (h *hubSpot) search(ctx context.Context, items []*hsItem, groups []any, props []string, found func(hsObject)) error {
-	after, seen := "0", 0
-	for {
+// phoneIn is the filter matching every form an E.164 phone may be stored in.
+func phoneIn(e164 string) map[string]any {
+	forms := PhoneForms(e164)
+	if len(forms) == 0 {
+		forms = []string{e164}
+	}
+	return map[string]any{"propertyName": "phone", "operator": "IN", "values": forms}
+}
+
+// search runs one contacts search through its pages (PublicObjectSearchRequest: after, filterGroups,
+// limit, properties and sorts are required), at most maxPages of them (0: all, up to 10,000 results), and
+// hands each result to found. It returns the search's total. The request count is attributed to items.
+func (h *hubSpot) search(ctx context.Context, items []*hsItem, groups []any, props []string, maxPages int, found func(hsObject)) (int, error) {
+	after, seen, total := "0", 0, 0
+	for page := 1; ; page++ {
 		if err := h.searchTurn(ctx); err != nil {
-			return err
+			return total, err
 		}
 		var out struct {
+			Total   int        `json:"total"`
 			Results []hsObject `json:"results"`
 			Paging  *struct {
 				Next *struct {
@@ -67,14 +73,16 @@ func (h *hubSpot) search(ctx context.Context, items []*hsItem, groups []any, pro
 		_, err := h.do(ctx, call{method: http.MethodPost, path: "/crm/v3/objects/contacts/search", in: in, out: &out}, &calls)
 		addCalls(items, calls)
 		if err != nil {
-			return err
+			return total, err
 		}
+		total = out.Total
 		for _, o := range out.Results {
 			found(o)
 		}
 		seen += len(out.Results)
-		if out.Paging == nil || out.Paging.Next == nil || out.Paging.Next.After == "" || len(out.Results) == 0 || seen >= hsSearchMaxTotal {
-			return nil
+		if out.Paging == nil || out.Paging.Next == nil || out.Paging.Next.After == "" || len(out.Results) == 0 ||
+			seen >= hsSearchMaxTotal || (maxPages > 0 && page >= maxPages) {
+			return total, nil
 		}
 		after = out.Paging.Next.After
 	}

@@ -88,9 +88,20 @@ func (h *hubSpot) read(ctx context.Context, items []*hsItem) error {
 		if err != nil {
 			return err
 		}
+		var byPhoneToo []*hsItem
 		for _, it := range byEmail {
 			if o, ok := found[it.c.Email]; ok {
 				it.id, it.remote = string(o.ID), o.values()
+			} else if it.c.Phone != "" {
+				byPhoneToo = append(byPhoneToo, it)
+			}
+		}
+		if err := h.phoneFallback(ctx, byPhoneToo, props); err != nil {
+			if destinationFault(err) {
+				return err
+			}
+			for _, it := range byPhoneToo {
+				it.fail(err) // not written unlooked-up: a second record of the same person could follow
 			}
 		}
 	}

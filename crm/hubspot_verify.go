@@ -2,6 +2,8 @@ package crm
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -75,14 +77,27 @@ func (h *hubSpot) verifyWrites(ctx context.Context, kind string, items []*hsItem
 	}
 }
 
-// holds reports whether a contact holds every value of a write.
+// holds reports whether a contact holds every value of a write, as HubSpot may echo it: a time or a number
+// in another notation counts as the same value.
 func holds(remote, written map[string]string) bool {
 	for k, v := range written {
-		if !sameValue(remote[k], v) {
+		if r := remote[k]; !sameValue(r, v) && !sameInstant(r, v) && !sameNumber(r, v) {
 			return false
 		}
 	}
 	return true
+}
+
+func sameInstant(a, b string) bool {
+	x, err1 := time.Parse(time.RFC3339Nano, strings.TrimSpace(a))
+	y, err2 := time.Parse(time.RFC3339Nano, strings.TrimSpace(b))
+	return err1 == nil && err2 == nil && x.Equal(y)
+}
+
+func sameNumber(a, b string) bool {
+	x, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	y, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	return err1 == nil && err2 == nil && x == y
 }
 
 func pointers(m map[string]string) map[string]*string {

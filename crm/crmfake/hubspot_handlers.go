@@ -376,7 +376,8 @@ func hsBatchAnswerStatus(w http.ResponseWriter, ok int, results, errs []map[stri
 }
 
 // POST /crm/v3/objects/notes/batch/create (PublicApiSpecs/CRM/Notes/Rollouts/424/v3/notes.json):
-// SimplePublicObjectBatchInputForCreate inputs (properties and associations required); 201.
+// SimplePublicObjectBatchInputForCreate inputs (properties and associations required; a note needs its
+// hs_timestamp, "Required" in HubSpot's notes guide, crm-notes-v3); 201.
 func (f *HubSpot) createNotes(w http.ResponseWriter, r *http.Request) {
 	var in hsBatchCreateIn
 	if !hsDecode(w, r, &in) || !hsRequired(w, "BatchInputSimplePublicObjectBatchInputForCreate", missing("inputs", in.Inputs == nil)...) ||
@@ -389,6 +390,10 @@ func (f *HubSpot) createNotes(w http.ResponseWriter, r *http.Request) {
 		}
 		if msg := checkAssociations(*x.Associations); msg != "" {
 			hsBad(w, msg)
+			return
+		}
+		if (*x.Properties)["hs_timestamp"] == "" {
+			hsInvalidProperties(w, []hsPropErr{{Message: "hs_timestamp is required", Error: "REQUIRED", Name: "hs_timestamp"}})
 			return
 		}
 	}
