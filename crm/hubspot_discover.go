@@ -10,14 +10,12 @@ import (
 // loop-breaker properties.
 func (h *hubSpot) Discover(ctx context.Context) (Discovery, error) {
 	var d Discovery
-	var props struct {
-		Results []hsProperty `json:"results"`
-	}
-	if _, err := h.do(ctx, call{method: http.MethodGet, path: "/crm/v3/properties/contacts", out: &props}, nil); err != nil {
+	props, err := h.contactProperties(ctx)
+	if err != nil {
 		return d, err
 	}
 	have := map[string]bool{}
-	for _, p := range props.Results {
+	for _, p := range props {
 		have[p.Name] = true
 		d.Fields = append(d.Fields, RemoteField{ID: p.Name, Key: p.Name, Label: p.Label, Type: p.Type})
 		if p.Name == hsLifecycle {
@@ -26,26 +24,8 @@ func (h *hubSpot) Discover(ctx context.Context) (Discovery, error) {
 			}
 		}
 	}
-	var pipes struct {
-		Results []struct {
-			ID     string `json:"id"`
-			Label  string `json:"label"`
-			Stages []struct {
-				ID           string `json:"id"`
-				Label        string `json:"label"`
-				DisplayOrder int    `json:"displayOrder"`
-			} `json:"stages"`
-		} `json:"results"`
-	}
-	if _, err := h.do(ctx, call{method: http.MethodGet, path: "/crm/v3/pipelines/deals", out: &pipes}, nil); err != nil {
+	if d.Pipelines, err = h.dealPipelines(ctx); err != nil {
 		return d, err
-	}
-	for _, p := range pipes.Results {
-		pl := Pipeline{ID: p.ID, Label: p.Label}
-		for _, s := range p.Stages {
-			pl.Stages = append(pl.Stages, Option{Value: s.ID, Label: s.Label, Order: s.DisplayOrder})
-		}
-		d.Pipelines = append(d.Pipelines, pl)
 	}
 	d.Loop = LoopCheck{
 		LoopField: h.cfg.LoopField, LoopFieldFound: have[h.cfg.LoopField],
