@@ -104,7 +104,8 @@ func (r *ghlReader) remote(c ghlContactJSON) RemoteContact {
 	return rc
 }
 
-// loadFields reads the location's custom fields once: id -> fieldKey, fieldKey without "contact.", name.
+// loadFields reads the location's contact custom fields once (model=contact: without it the answer may
+// hold opportunity fields): id -> fieldKey, fieldKey without "contact.", name.
 func (r *ghlReader) loadFields(ctx context.Context) error {
 	if r.fieldAliases != nil {
 		return nil
@@ -116,7 +117,8 @@ func (r *ghlReader) loadFields(ctx context.Context) error {
 			FieldKey string `json:"fieldKey"`
 		} `json:"customFields"`
 	}
-	if err := r.c.get(ctx, "/locations/"+url.PathEscape(r.location)+"/customFields", nil, &out); err != nil {
+	q := url.Values{"model": {"contact"}}
+	if err := r.c.get(ctx, "/locations/"+url.PathEscape(r.location)+"/customFields", q, &out); err != nil {
 		return err
 	}
 	r.fieldAliases = map[string][]string{}
