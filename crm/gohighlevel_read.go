@@ -163,11 +163,7 @@ func (g *goHighLevel) remote(c ghlContact, fields map[string]ghlField) ghlRemote
 	if c.CustomFields != nil {
 		for _, cf := range *c.CustomFields {
 			for _, ref := range byID[cf.ID] {
-				v := GHLCustomValue(cf.Value)
-				if fields[ref].multi() {
-					v = strings.Join(splitMulti(v), ";")
-				}
-				r.values[ref] = v
+				r.values[ref] = GHLFieldValue(fields[ref].DataType, cf.Value)
 			}
 		}
 	}
@@ -193,6 +189,17 @@ func GHLCustomValue(v any) string {
 		b, _ := jsonMarshal(x)
 		return string(b)
 	}
+}
+
+// GHLFieldValue renders the value of a custom field of the given dataType as leadgate writes and compares
+// it: GHLCustomValue, with the options of a multi-valued field (CHECKBOX, MULTIPLE_OPTIONS) as a sorted
+// set, since GHL keeps no order leadgate could rely on.
+func GHLFieldValue(dataType string, v any) string {
+	s := GHLCustomValue(v)
+	if (ghlField{DataType: dataType}).multi() {
+		return strings.Join(splitMulti(s), ";")
+	}
+	return s
 }
 
 type ghlOpportunity struct {
