@@ -145,13 +145,37 @@ func (g *goHighLevel) sync(ctx context.Context, c Contact, res *Result) error {
 		return err
 	}
 	if note := noteToAppend(c); note != "" {
-		in := map[string]string{"body": note}
-		if _, err := g.do(ctx, call{method: http.MethodPost, path: "/contacts/" + pathID(id) + "/notes", in: in}, &res.Calls); err != nil {
+		if err := g.appendNote(ctx, id, note, &res.Calls); err != nil {
 			return err
 		}
 		written[PrevNote] = note
 	}
 	return nil
+}
+
+// appendNote adds the note (POST /contacts/{id}/notes, NotesDTO {"body"}). A note write whose answer
+// cannot be trusted is checked against the contact's notes (GET /contacts/{id}/notes) before it is
+// reported, since a retry would add it a second time.
+func (g *goHighLevel) appendNote(ctx context.Context, id, note string, calls *int) error {
+	path := "/contacts/" + pathID(id) + "/notes"
+	_, err := g.do(ctx, call{method: http.MethodPost, path: path, in: map[string]string{"body": note}}, calls)
+	if err == nil || ctx.Err() != nil || !untrustedAnswer(err) {
+		return err
+	}
+	var notes struct {
+		Notes []struct {
+			Body string `json:"body"`
+		} `json:"notes"`
+	}
+	if _, gerr := g.do(ctx, call{method: http.MethodGet, path: path, out: &notes}, calls); gerr != nil {
+		return err
+	}
+	for _, n := range notes.Notes {
+		if strings.TrimSpace(n.Body) == note {
+			return nil
+		}
+	}
+	return err
 }
 
 func isNative(native map[string]string, key string) bool {

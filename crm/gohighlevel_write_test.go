@@ -314,3 +314,19 @@ func TestGoHighLevelDailyLimitIsAQuotaFault(t *testing.T) {
 		t.Errorf("Err = %v, want Quota honouring Retry-After", r.Err)
 	}
 }
+
+// A note whose answer is lost after GHL stored it is found among the contact's notes: the sync succeeds
+// and a retry does not add it twice.
+func TestGoHighLevelNoteWithALostAnswerIsCheckedBeforeARetry(t *testing.T) {
+	fake, d := newGHL(t, crmfake.GHLOptions{})
+	id := fake.AddContact(crmfake.GHLContact{Email: "jane@example.com"})
+	fake.AnswerAfterCommit(crmfake.Response{Method: http.MethodPost, Path: "/contacts/" + id + "/notes"})
+	c := jane()
+	c.RemoteID = id
+	r := upsertOne(t, d, c)
+	mustOK(t, r)
+	got, _ := fake.ContactByID(id)
+	if len(got.Notes) != 1 || r.Written[crm.PrevNote] != c.Note {
+		t.Errorf("notes %v, Written note %q; want the note once and recorded", got.Notes, r.Written[crm.PrevNote])
+	}
+}
