@@ -151,20 +151,6 @@ func TestGoHighLevelPhoneOnlyUpsertAnsweringNotNewIsReplanned(t *testing.T) {
 	}
 }
 
-// A phone-only lead holding +14155550134 finds the record a person typed as "(415) 555-0134".
-func TestGoHighLevelPhoneOnlyLeadFindsAPhoneStoredInNationalFormat(t *testing.T) {
-	fake, d := newGHL(t, crmfake.GHLOptions{})
-	id := fake.AddContact(crmfake.GHLContact{Phone: "(415) 555-0134", CustomFields: map[string]string{"cfUTM": "google"}})
-	c := jane()
-	c.Email = ""
-	r := upsertOne(t, d, c)
-	mustOK(t, r)
-	got := fake.Contacts()
-	if r.Created || r.RemoteID != id || len(got) != 1 || got[0].CustomFields["cfUTM"] != "google" || got[0].FirstName != "Jane" {
-		t.Errorf("Created=%v RemoteID=%q contacts %+v", r.Created, r.RemoteID, got)
-	}
-}
-
 // A create that committed but answered 422, or whose answer was lost, is checked with a lookup: the
 // record it made is used (re-planned), never a second one. A 422 that created nothing stays a 422 and
 // says it was checked.
