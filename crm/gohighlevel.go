@@ -3,6 +3,7 @@ package crm
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -131,7 +132,11 @@ func (g *goHighLevel) sync(ctx context.Context, c Contact, res *Result) error {
 	}
 	if existing && (len(p.writes) > 0 || deal.moves()) {
 		conflicts, err := g.update(ctx, id, c, &p, fields, &res.Calls)
-		res.Conflicts = append(res.Conflicts, conflicts...)
+		for _, fc := range conflicts {
+			if !slices.Contains(res.Conflicts, fc) { // a phone left out at create may be refused again here
+				res.Conflicts = append(res.Conflicts, fc)
+			}
+		}
 		if err != nil {
 			return err
 		}

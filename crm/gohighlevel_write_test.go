@@ -57,6 +57,33 @@ func TestGoHighLevelSharedPhoneNeverWritesTheOtherPersonsRecord(t *testing.T) {
 	}
 }
 
+// Jane's own record exists but the search index does not show it yet, and Bob holds her phone: create
+// (sent without the phone) is refused as a duplicate of Jane's record, which is then updated; the phone
+// is refused again there (Bob holds it) and reported once. Bob's record is never written.
+func TestGoHighLevelSharedPhoneWithALaggingIndexUpdatesOnlyTheLeadsRecord(t *testing.T) {
+	fake, d := newGHL(t, crmfake.GHLOptions{})
+	bobID := fake.AddContact(crmfake.GHLContact{Email: "bob@example.com", Phone: "+14155550134", FirstName: "Bob"})
+	janeID := fake.AddContact(crmfake.GHLContact{Email: "jane@example.com", CustomFields: map[string]string{"cfUTM": "google"}})
+	fake.HideFromSearch(janeID)
+	r := upsertOne(t, d, jane())
+	mustOK(t, r)
+	if r.Created || r.RemoteID != janeID || len(fake.Contacts()) != 2 {
+		t.Fatalf("Created=%v RemoteID=%q contacts %+v", r.Created, r.RemoteID, fake.Contacts())
+	}
+	got, _ := fake.ContactByID(janeID)
+	if got.FirstName != "Jane" || got.Phone != "" || got.CustomFields["cfUTM"] != "google" {
+		t.Errorf("Jane's record %+v: want her names written, no phone, first touch kept", got)
+	}
+	if len(r.Conflicts) != 1 || r.Conflicts[0].Field != "phone" || !strings.Contains(r.Conflicts[0].Remote, bobID) {
+		t.Errorf("Conflicts = %v, want the phone once, held by %s", r.Conflicts, bobID)
+	}
+	for _, m := range fake.Mutations() {
+		if m.ContactID == bobID {
+			t.Errorf("%s wrote Bob's record", m.Path)
+		}
+	}
+}
+
 var ghlTypedFields = append(slices.Clone(ghlFields),
 	crmfake.GHLField{ID: "cfInterests", Name: "Interests", FieldKey: "contact.interests", DataType: "MULTIPLE_OPTIONS", Options: []string{"a", "b", "c"}},
 	crmfake.GHLField{ID: "cfConsent", Name: "Consent", FieldKey: "contact.consent", DataType: "CHECKBOX", Options: []string{"email", "sms"}},
@@ -184,6 +211,15 @@ func TestGoHighLevelUntrustedCreateAnswersAreCheckedByARead(t *testing.T) {
 			}
 		})
 	}
+	t.Run("timeout after the create", func(t *testing.T) {
+		fake, d := newGHL(t, crmfake.GHLOptions{}, func(c *crm.Config) { c.HTTPClient = &http.Client{Timeout: 2 * time.Second} })
+		fake.TimeoutAfterCommit(http.MethodPost, "/contacts/")
+		r := upsertOne(t, d, jane())
+		mustOK(t, r)
+		if got := fake.Contacts(); len(got) != 1 || r.RemoteID != got[0].ID || !r.Created {
+			t.Errorf("Created=%v RemoteID=%q contacts %+v", r.Created, r.RemoteID, got)
+		}
+	})
 	t.Run("422 that created nothing", func(t *testing.T) {
 		fake, d := newGHL(t, crmfake.GHLOptions{})
 		fake.FailNext(crmfake.Response{Method: http.MethodPost, Path: "/contacts/", Status: 422,
