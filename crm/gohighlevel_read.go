@@ -42,8 +42,8 @@ func ours(c Contact, r ghlRemote) bool {
 	return (c.Email == "" || strings.TrimSpace(r.email) == "") && samePhone(r.phone, c.Phone)
 }
 
-// found is what a lookup saw: the lead's own record, and a record of another person holding its phone.
-type found struct {
+// ghlFound is what a lookup saw: the lead's own record, and a record of another person holding its phone.
+type ghlFound struct {
 	own         ghlRemote
 	phoneHolder string // id of another person's record with the lead's phone ("" when none was seen)
 	partial     bool   // own came from a search answer without custom fields
@@ -54,12 +54,12 @@ type found struct {
 // E.164, the form the description documents). Candidates are checked with ours. A phone-only lead whose
 // phone the duplicate search does not find is also searched in the forms a person may have typed (POST
 // /contacts/search, one OR group of phone eq filters), since GHL compares phones as stored.
-func (g *goHighLevel) find(ctx context.Context, c Contact, fields map[string]ghlField, calls *int) (found, error) {
+func (g *goHighLevel) find(ctx context.Context, c Contact, fields map[string]ghlField, calls *int) (ghlFound, error) {
 	if c.RemoteID != "" {
 		r, err := g.get(ctx, c.RemoteID, fields, calls)
-		return found{own: r}, err
+		return ghlFound{own: r}, err
 	}
-	var out found
+	var out ghlFound
 	ok := false
 	if c.Email != "" {
 		hit, err := g.duplicate(ctx, url.Values{"email": {c.Email}}, calls)
@@ -82,14 +82,14 @@ func (g *goHighLevel) find(ctx context.Context, c Contact, fields map[string]ghl
 	}
 	if ok && out.partial {
 		r, err := g.get(ctx, out.own.id, fields, calls) // the search answer lacks custom fields: read the record
-		return found{own: r, phoneHolder: out.phoneHolder}, err
+		return ghlFound{own: r, phoneHolder: out.phoneHolder}, err
 	}
 	return out, nil
 }
 
 // pick takes the first candidate that is the lead's own record and notes another person's record that
 // holds the lead's phone.
-func (g *goHighLevel) pick(c Contact, cands []ghlContact, fields map[string]ghlField, out *found) bool {
+func (g *goHighLevel) pick(c Contact, cands []ghlContact, fields map[string]ghlField, out *ghlFound) bool {
 	for _, h := range cands {
 		r := g.remote(h, fields)
 		switch {

@@ -66,7 +66,7 @@ func (g *goHighLevel) body(writes map[string]string, fields map[string]ghlField)
 }
 
 // insert writes a lead that no lookup matched.
-func (g *goHighLevel) insert(ctx context.Context, c Contact, wants []want, fields map[string]ghlField, f found, calls *int) (ghlInserted, error) {
+func (g *goHighLevel) insert(ctx context.Context, c Contact, wants []want, fields map[string]ghlField, f ghlFound, calls *int) (ghlInserted, error) {
 	if c.Email == "" {
 		return g.upsertByPhone(ctx, c, wants, fields, calls)
 	}
