@@ -2,8 +2,8 @@ package crm
 
 import (
 	"context"
-	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -22,16 +22,18 @@ const (
 	ghlVersion     = "2021-07-28"
 )
 
-// goHighLevel is the GoHighLevel (LeadConnector) v2 adapter. Contacts are written with POST
-// /contacts/upsert, which follows the location's "Allow Duplicate Contact" setting (leadgate never sets
-// createNewIfDuplicateAllowed), or PUT /contacts/{id} once the id is known. Tags go through the add/remove
-// endpoints because upsert overwrites all tags.
+// goHighLevel is the GoHighLevel (LeadConnector) v2 adapter. How it writes a contact, and why, is told in
+// gohighlevel_write.go; tags go through the add/remove endpoints because upsert and update overwrite all
+// tags.
 type goHighLevel struct {
-	cfg Config
-	api *apiClient
+	cfg    Config
+	api    *apiClient
+	budget ghlBudget
 
-	mu       sync.Mutex
-	fieldIDs map[string]string // custom field reference (id, fieldKey, name) -> id, once loaded
+	mu         sync.Mutex
+	setup      ghlSetup // the location's contact fields and pipelines, once loaded
+	dupKnown   bool     // dupAllowed has been read
+	dupAllowed bool     // the location's "Allow Duplicate Contact" setting
 }
 
 func newGoHighLevel(cfg Config) (*goHighLevel, error) {
@@ -85,42 +87,42 @@ func (g *goHighLevel) sync(ctx context.Context, c Contact, res *Result) error {
 			refs = append(refs, w.key)
 		}
 	}
-	ids, err := g.resolveFields(ctx, refs, &res.Calls)
+	fields, err := g.resolveFields(ctx, refs, &res.Calls)
 	if err != nil {
 		return err
 	}
-	remote, err := g.find(ctx, c, ids, &res.Calls)
+	wants = normalizeWants(wants, fields)
+	f, err := g.find(ctx, c, fields, &res.Calls)
 	if err != nil {
 		return err
 	}
-	p := planWrites(wants, remote.values, remote.id != "", c.Previous)
-
-	id := remote.id
+	remote, id := f.own, f.own.id
+	var p plan
 	if id == "" {
-		var created bool
-		id, created, err = g.upsert(ctx, p.writes, ids, &res.Calls)
-		var e *Error
-		if errors.As(err, &e) && e.ExistingID != "" {
-			// The location does not allow the duplicate and named the existing contact: read it and
-			// update it there, respecting its first-touch fields and human edits.
-			if remote, err = g.get(ctx, e.ExistingID, ids, &res.Calls); err != nil {
-				return err
-			}
-			id, p = remote.id, planWrites(wants, remote.values, true, c.Previous)
-		} else if err != nil {
+		ins, err := g.insert(ctx, c, wants, fields, f, &res.Calls)
+		if err != nil {
 			return err
 		}
-		res.Created = created
+		id, res.Created, res.Conflicts = ins.id, ins.created, ins.conflicts
+		if ins.existing != nil {
+			remote = *ins.existing // re-plan against what GHL holds
+		} else {
+			p = ins.plan
+		}
+	}
+	existing := remote.id != ""
+	if existing {
+		p = planUpdate(wants, remote, c.Previous)
 	}
 	res.RemoteID = id
-	res.Conflicts = p.conflicts
+	res.Conflicts = append(res.Conflicts, p.conflicts...)
 	written := p.written
 	res.Written = written
 
 	deal := dealStep{}
 	if g.cfg.StageMode == StageModeDeal && c.Stage != "" {
 		if res.Created {
-			deal.create = true
+			deal.create = true // a record created by this write has no opportunity yet
 		} else if deal, err = g.planOpportunity(ctx, id, c, &res.Calls); err != nil {
 			return err
 		}
@@ -128,9 +130,14 @@ func (g *goHighLevel) sync(ctx context.Context, c Contact, res *Result) error {
 			res.Conflicts = append(res.Conflicts, *deal.conflict)
 		}
 	}
-	if remote.id != "" && (len(p.writes) > 0 || deal.moves()) {
-		in := g.body(p.writes, ids)
-		if _, err := g.api.do(ctx, call{method: http.MethodPut, path: "/contacts/" + pathID(id), in: in}, &res.Calls); err != nil {
+	if existing && (len(p.writes) > 0 || deal.moves()) {
+		conflicts, err := g.update(ctx, id, c, &p, fields, &res.Calls)
+		for _, fc := range conflicts {
+			if !slices.Contains(res.Conflicts, fc) { // a phone left out at create may be refused again here
+				res.Conflicts = append(res.Conflicts, fc)
+			}
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -143,13 +150,37 @@ func (g *goHighLevel) sync(ctx context.Context, c Contact, res *Result) error {
 		return err
 	}
 	if note := noteToAppend(c); note != "" {
-		in := map[string]string{"body": note}
-		if _, err := g.api.do(ctx, call{method: http.MethodPost, path: "/contacts/" + pathID(id) + "/notes", in: in}, &res.Calls); err != nil {
+		if err := g.appendNote(ctx, id, note, &res.Calls); err != nil {
 			return err
 		}
 		written[PrevNote] = note
 	}
 	return nil
+}
+
+// appendNote adds the note (POST /contacts/{id}/notes, NotesDTO {"body"}). A note write whose answer
+// cannot be trusted is checked against the contact's notes (GET /contacts/{id}/notes) before it is
+// reported, since a retry would add it a second time.
+func (g *goHighLevel) appendNote(ctx context.Context, id, note string, calls *int) error {
+	path := "/contacts/" + pathID(id) + "/notes"
+	_, err := g.do(ctx, call{method: http.MethodPost, path: path, in: map[string]string{"body": note}}, calls)
+	if err == nil || ctx.Err() != nil || !untrustedAnswer(err) {
+		return err
+	}
+	var notes struct {
+		Notes []struct {
+			Body string `json:"body"`
+		} `json:"notes"`
+	}
+	if _, gerr := g.do(ctx, call{method: http.MethodGet, path: path, out: &notes}, calls); gerr != nil {
+		return err
+	}
+	for _, n := range notes.Notes {
+		if strings.TrimSpace(n.Body) == note {
+			return nil
+		}
+	}
+	return err
 }
 
 func isNative(native map[string]string, key string) bool {
@@ -161,63 +192,18 @@ func isNative(native map[string]string, key string) bool {
 	return false
 }
 
-type ghlCustomValue struct {
-	ID         string `json:"id"`
-	FieldValue string `json:"field_value"`
-}
-
-// body builds the contact fields of an upsert or update from planned writes plus the loop-breaker flag.
-// Tags are never sent: upsert and update overwrite the whole tag list.
-func (g *goHighLevel) body(writes, ids map[string]string) map[string]any {
-	in := map[string]any{}
-	var custom []ghlCustomValue
-	for _, k := range sortedKeys(writes) {
-		if isNative(ghlNative, k) {
-			in[k] = writes[k]
-		} else {
-			custom = append(custom, ghlCustomValue{ID: ids[k], FieldValue: writes[k]})
-		}
-	}
-	custom = append(custom,
-		ghlCustomValue{ID: ids[g.cfg.LoopField], FieldValue: LoopValue},
-		ghlCustomValue{ID: ids[g.cfg.SyncField], FieldValue: syncStamp(g.cfg)},
-	)
-	in["customFields"] = custom
-	return in
-}
-
-// upsert inserts through POST /contacts/upsert and reports whether GHL created the contact.
-func (g *goHighLevel) upsert(ctx context.Context, writes, ids map[string]string, calls *int) (string, bool, error) {
-	in := g.body(writes, ids)
-	in["locationId"] = g.cfg.LocationID
-	var out struct {
-		New     bool `json:"new"`
-		Contact struct {
-			ID string `json:"id"`
-		} `json:"contact"`
-	}
-	_, err := g.api.do(ctx, call{method: http.MethodPost, path: "/contacts/upsert", in: in, out: &out}, calls)
-	if err != nil {
-		return "", false, err
-	}
-	if out.Contact.ID == "" {
-		return "", false, &Error{Class: Transient, Message: "gohighlevel: upsert: response has no contact id"}
-	}
-	return out.Contact.ID, out.New, nil
-}
-
 // applyTags adds the tags leadgate has not applied yet and removes those leadgate applied and no longer
 // wants (tags added by anyone else are never removed).
 func (g *goHighLevel) applyTags(ctx context.Context, id string, c Contact, written map[string]string, calls *int) error {
 	add, remove, joined := tagChanges(c.Tags, c.Previous)
 	path := "/contacts/" + pathID(id) + "/tags"
 	if len(add) > 0 {
-		if _, err := g.api.do(ctx, call{method: http.MethodPost, path: path, in: map[string][]string{"tags": add}}, calls); err != nil {
+		if _, err := g.do(ctx, call{method: http.MethodPost, path: path, in: map[string][]string{"tags": add}}, calls); err != nil {
 			return err
 		}
 	}
 	if len(remove) > 0 {
-		if _, err := g.api.do(ctx, call{method: http.MethodDelete, path: path, in: map[string][]string{"tags": remove}}, calls); err != nil {
+		if _, err := g.do(ctx, call{method: http.MethodDelete, path: path, in: map[string][]string{"tags": remove}}, calls); err != nil {
 			return err
 		}
 	}

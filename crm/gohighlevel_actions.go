@@ -43,13 +43,13 @@ func (g *goHighLevel) addTag(ctx context.Context, path string, act Action) error
 			Tags []string `json:"tags"`
 		} `json:"contact"`
 	}
-	if _, err := g.api.do(ctx, call{method: http.MethodGet, path: path, out: &cur}, nil); err != nil {
+	if _, err := g.do(ctx, call{method: http.MethodGet, path: path, out: &cur}, nil); err != nil {
 		return err
 	}
 	if slices.ContainsFunc(cur.Contact.Tags, func(t string) bool { return strings.EqualFold(strings.TrimSpace(t), tag) }) {
 		return nil
 	}
-	_, err = g.api.do(ctx, call{method: http.MethodPost, path: path + "/tags", in: map[string][]string{"tags": {tag}}}, nil)
+	_, err = g.do(ctx, call{method: http.MethodPost, path: path + "/tags", in: map[string][]string{"tags": {tag}}}, nil)
 	return err
 }
 
@@ -73,7 +73,7 @@ func (g *goHighLevel) enrollWorkflow(ctx context.Context, path string, act Actio
 			Body string `json:"body"`
 		} `json:"notes"`
 	}
-	if _, err := g.api.do(ctx, call{method: http.MethodGet, path: path + "/notes", out: &notes}, nil); err != nil {
+	if _, err := g.do(ctx, call{method: http.MethodGet, path: path + "/notes", out: &notes}, nil); err != nil {
 		return err
 	}
 	for _, n := range notes.Notes {
@@ -82,11 +82,11 @@ func (g *goHighLevel) enrollWorkflow(ctx context.Context, path string, act Actio
 		}
 	}
 	in := map[string]string{"eventStartTime": g.cfg.Now().UTC().Format(time.RFC3339)}
-	if _, err := g.api.do(ctx, call{method: http.MethodPost, path: path + "/workflow/" + pathID(wf), in: in}, nil); err != nil {
+	if _, err := g.do(ctx, call{method: http.MethodPost, path: path + "/workflow/" + pathID(wf), in: in}, nil); err != nil {
 		return err
 	}
 	note := map[string]string{"body": "Enrolled in workflow " + wf + " by leadgate.\n\n" + TaskMarker(act.StableID)}
-	if _, err := g.api.do(ctx, call{method: http.MethodPost, path: path + "/notes", in: note}, nil); err != nil {
+	if _, err := g.do(ctx, call{method: http.MethodPost, path: path + "/notes", in: note}, nil); err != nil {
 		// The enrolment happened; failing the action would only make a retry enrol again. The relay records
 		// the destination as done, so the missing note matters only to a later replay.
 		slog.WarnContext(ctx, "gohighlevel: workflow enrolment done but its marker note was not written",
@@ -108,7 +108,7 @@ func (g *goHighLevel) createTask(ctx context.Context, path string, act Action) e
 			Body string `json:"body"`
 		} `json:"tasks"`
 	}
-	if _, err := g.api.do(ctx, call{method: http.MethodGet, path: path + "/tasks", out: &cur}, nil); err != nil {
+	if _, err := g.do(ctx, call{method: http.MethodGet, path: path + "/tasks", out: &cur}, nil); err != nil {
 		return err
 	}
 	for _, t := range cur.Tasks {
@@ -118,6 +118,6 @@ func (g *goHighLevel) createTask(ctx context.Context, path string, act Action) e
 	}
 	in := map[string]any{"title": title, "body": act.taskBody(), "dueDate": act.taskDue(g.cfg.Now()).Format(time.RFC3339),
 		"completed": false}
-	_, err = g.api.do(ctx, call{method: http.MethodPost, path: path + "/tasks", in: in}, nil)
+	_, err = g.do(ctx, call{method: http.MethodPost, path: path + "/tasks", in: in}, nil)
 	return err
 }

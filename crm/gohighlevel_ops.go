@@ -7,7 +7,7 @@ import (
 
 // DeleteContact deletes the contact: DELETE /contacts/{id}.
 func (g *goHighLevel) DeleteContact(ctx context.Context, remoteID string) error {
-	_, err := g.api.do(ctx, call{method: http.MethodDelete, path: "/contacts/" + pathID(remoteID)}, nil)
+	_, err := g.do(ctx, call{method: http.MethodDelete, path: "/contacts/" + pathID(remoteID)}, nil)
 	return notFoundIsDone(err)
 }
 
@@ -18,9 +18,9 @@ func (g *goHighLevel) MergeContacts(ctx context.Context, m Merge) (string, error
 		return "", nil
 	}
 	path := "/contacts/" + pathID(m.LoserRemoteID)
-	if _, err := g.api.do(ctx, call{method: http.MethodPost, path: path + "/tags", in: map[string][]string{"tags": {MergeReviewTag}}}, nil); err != nil {
+	if _, err := g.do(ctx, call{method: http.MethodPost, path: path + "/tags", in: map[string][]string{"tags": {MergeReviewTag}}}, nil); err != nil {
 		return "", notFoundIsDone(err)
 	}
-	_, err := g.api.do(ctx, call{method: http.MethodPost, path: path + "/notes", in: map[string]string{"body": mergeNote(m)}}, nil)
+	_, err := g.do(ctx, call{method: http.MethodPost, path: path + "/notes", in: map[string]string{"body": mergeNote(m)}}, nil)
 	return "", notFoundIsDone(err)
 }

@@ -3,7 +3,6 @@ package crm
 import (
 	"cmp"
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -28,82 +27,143 @@ type ghlCustomRead struct {
 // ghlRemote is what GHL holds for one contact, keyed like Contact.Previous.
 type ghlRemote struct {
 	id     string
+	email  string
+	phone  string
 	values map[string]string
 }
 
-// find reads the contact by remote id, else looks it up by email, then phone, with the duplicate search
-// (which applies the location's duplicate rules); candidates are compared exactly here.
-func (g *goHighLevel) find(ctx context.Context, c Contact, ids map[string]string, calls *int) (ghlRemote, error) {
-	if c.RemoteID != "" {
-		return g.get(ctx, c.RemoteID, ids, calls)
+// ours reports whether a record GHL holds is the lead's own: the same email, or, for a record without an
+// email (or a lead without one), the same phone. A record holding the lead's phone under another email is
+// another person's (two people, one phone) and is never written.
+func ours(c Contact, r ghlRemote) bool {
+	if c.Email != "" && strings.EqualFold(strings.TrimSpace(r.email), c.Email) {
+		return true
 	}
-	var hit *ghlContact
-	if c.Email != "" {
-		found, err := g.duplicate(ctx, url.Values{"email": {c.Email}}, calls)
-		if err != nil {
-			return ghlRemote{}, err
-		}
-		if found != nil && strings.EqualFold(strings.TrimSpace(found.Email), c.Email) {
-			hit = found
-		}
-	}
-	if hit == nil && c.Phone != "" {
-		found, err := g.duplicate(ctx, url.Values{"number": {c.Phone}}, calls)
-		if err != nil {
-			return ghlRemote{}, err
-		}
-		if found != nil && samePhone(found.Phone, c.Phone) &&
-			(c.Email == "" || found.Email == "" || strings.EqualFold(found.Email, c.Email)) {
-			hit = found
-		}
-	}
-	switch {
-	case hit == nil:
-		return ghlRemote{}, nil
-	case hit.CustomFields == nil:
-		return g.get(ctx, hit.ID, ids, calls) // the search answer lacks custom fields: read the record
-	default:
-		return g.remote(*hit, ids), nil
-	}
+	return (c.Email == "" || strings.TrimSpace(r.email) == "") && samePhone(r.phone, c.Phone)
 }
 
-func (g *goHighLevel) duplicate(ctx context.Context, q url.Values, calls *int) (*ghlContact, error) {
+// ghlFound is what a lookup saw: the lead's own record, and a record of another person holding its phone.
+type ghlFound struct {
+	own         ghlRemote
+	phoneHolder string // id of another person's record with the lead's phone ("" when none was seen)
+	partial     bool   // own came from a search answer without custom fields
+}
+
+// find reads the contact by remote id, else looks it up by email, then by phone, with the duplicate
+// search (GET /contacts/search/duplicate, which applies the location's duplicate rules; the phone as
+// E.164, the form the description documents). Candidates are checked with ours. A phone-only lead whose
+// phone the duplicate search does not find is also searched in the forms a person may have typed (POST
+// /contacts/search, one OR group of phone eq filters), since GHL compares phones as stored.
+func (g *goHighLevel) find(ctx context.Context, c Contact, fields map[string]ghlField, calls *int) (ghlFound, error) {
+	if c.RemoteID != "" {
+		r, err := g.get(ctx, c.RemoteID, fields, calls)
+		return ghlFound{own: r}, err
+	}
+	var out ghlFound
+	ok := false
+	if c.Email != "" {
+		hit, err := g.duplicate(ctx, url.Values{"email": {c.Email}}, calls)
+		if err != nil {
+			return out, err
+		}
+		ok = g.pick(c, hit, fields, &out)
+	}
+	if !ok && c.Phone != "" {
+		hit, err := g.duplicate(ctx, url.Values{"number": {c.Phone}}, calls)
+		if err != nil {
+			return out, err
+		}
+		if len(hit) == 0 && c.Email == "" {
+			if hit, err = g.searchPhone(ctx, c.Phone, calls); err != nil {
+				return out, err
+			}
+		}
+		ok = g.pick(c, hit, fields, &out)
+	}
+	if ok && out.partial {
+		r, err := g.get(ctx, out.own.id, fields, calls) // the search answer lacks custom fields: read the record
+		return ghlFound{own: r, phoneHolder: out.phoneHolder}, err
+	}
+	return out, nil
+}
+
+// pick takes the first candidate that is the lead's own record and notes another person's record that
+// holds the lead's phone.
+func (g *goHighLevel) pick(c Contact, cands []ghlContact, fields map[string]ghlField, out *ghlFound) bool {
+	for _, h := range cands {
+		r := g.remote(h, fields)
+		switch {
+		case ours(c, r):
+			out.own, out.partial = r, h.CustomFields == nil
+			return true
+		case out.phoneHolder == "" && samePhone(r.phone, c.Phone):
+			out.phoneHolder = r.id
+		}
+	}
+	return false
+}
+
+func (g *goHighLevel) duplicate(ctx context.Context, q url.Values, calls *int) ([]ghlContact, error) {
 	q.Set("locationId", g.cfg.LocationID)
 	var out struct {
 		Contact *ghlContact `json:"contact"`
 	}
-	if _, err := g.api.do(ctx, call{method: http.MethodGet, path: "/contacts/search/duplicate", query: q, out: &out}, calls); err != nil {
+	if _, err := g.do(ctx, call{method: http.MethodGet, path: "/contacts/search/duplicate", query: q, out: &out}, calls); err != nil {
 		return nil, err
 	}
 	if out.Contact == nil || out.Contact.ID == "" {
 		return nil, nil
 	}
-	return out.Contact, nil
+	return []ghlContact{*out.Contact}, nil
 }
 
-func (g *goHighLevel) get(ctx context.Context, id string, ids map[string]string, calls *int) (ghlRemote, error) {
+// searchPhone finds contacts whose phone is stored in any form of an E.164 number (PhoneForms), oldest
+// first. The advanced search's body is described in GHL's search document, not in the OpenAPI file
+// (SearchBodyV2DTO declares nothing): filters [{"group":"OR","filters":[{"field","operator","value"}]}],
+// pageLimit required.
+func (g *goHighLevel) searchPhone(ctx context.Context, e164 string, calls *int) ([]ghlContact, error) {
+	forms := PhoneForms(e164)
+	if len(forms) == 0 {
+		forms = []string{e164}
+	}
+	var or []any
+	for _, f := range forms {
+		or = append(or, map[string]string{"field": "phone", "operator": "eq", "value": f})
+	}
+	in := map[string]any{"locationId": g.cfg.LocationID, "page": 1, "pageLimit": 20,
+		"filters": []any{map[string]any{"group": "OR", "filters": or}}}
+	var out struct {
+		Contacts []ghlContact `json:"contacts"`
+	}
+	if _, err := g.do(ctx, call{method: http.MethodPost, path: "/contacts/search", in: in, out: &out}, calls); err != nil {
+		return nil, err
+	}
+	return out.Contacts, nil
+}
+
+func (g *goHighLevel) get(ctx context.Context, id string, fields map[string]ghlField, calls *int) (ghlRemote, error) {
 	var out struct {
 		Contact ghlContact `json:"contact"`
 	}
-	if _, err := g.api.do(ctx, call{method: http.MethodGet, path: "/contacts/" + pathID(id), out: &out}, calls); err != nil {
+	if _, err := g.do(ctx, call{method: http.MethodGet, path: "/contacts/" + pathID(id), out: &out}, calls); err != nil {
 		return ghlRemote{}, err
 	}
 	out.Contact.ID = cmp.Or(out.Contact.ID, id)
-	return g.remote(out.Contact, ids), nil
+	return g.remote(out.Contact, fields), nil
 }
 
-func (g *goHighLevel) remote(c ghlContact, ids map[string]string) ghlRemote {
-	r := ghlRemote{id: c.ID, values: map[string]string{
+func (g *goHighLevel) remote(c ghlContact, fields map[string]ghlField) ghlRemote {
+	r := ghlRemote{id: c.ID, email: c.Email, phone: c.Phone, values: map[string]string{
 		"email": c.Email, "phone": c.Phone, "firstName": c.FirstName, "lastName": c.LastName, "companyName": c.CompanyName,
 	}}
 	byID := map[string][]string{}
-	for ref, id := range ids {
-		byID[id] = append(byID[id], ref)
+	for ref, f := range fields {
+		byID[f.ID] = append(byID[f.ID], ref)
 	}
 	if c.CustomFields != nil {
-		for _, f := range *c.CustomFields {
-			for _, ref := range byID[f.ID] {
-				r.values[ref] = GHLCustomValue(f.Value)
+		for _, cf := range *c.CustomFields {
+			for _, ref := range byID[cf.ID] {
+				r.values[ref] = GHLFieldValue(fields[ref].DataType, cf.Value)
 			}
 		}
 	}
@@ -131,61 +191,15 @@ func GHLCustomValue(v any) string {
 	}
 }
 
-type ghlField struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	FieldKey string `json:"fieldKey"`
-	DataType string `json:"dataType"`
-}
-
-func (g *goHighLevel) listFields(ctx context.Context, calls *int) ([]ghlField, error) {
-	var out struct {
-		CustomFields []ghlField `json:"customFields"`
+// GHLFieldValue renders the value of a custom field of the given dataType as leadgate writes and compares
+// it: GHLCustomValue, with the options of a multi-valued field (CHECKBOX, MULTIPLE_OPTIONS) as a sorted
+// set, since GHL keeps no order leadgate could rely on.
+func GHLFieldValue(dataType string, v any) string {
+	s := GHLCustomValue(v)
+	if (ghlField{DataType: dataType}).multi() {
+		return strings.Join(splitMulti(s), ";")
 	}
-	path := "/locations/" + pathID(g.cfg.LocationID) + "/customFields"
-	if _, err := g.api.do(ctx, call{method: http.MethodGet, path: path, out: &out}, calls); err != nil {
-		return nil, err
-	}
-	return out.CustomFields, nil
-}
-
-// resolveFields maps custom field references (id, fieldKey with or without "contact.", or name) to ids,
-// loading the location's fields once.
-func (g *goHighLevel) resolveFields(ctx context.Context, refs []string, calls *int) (map[string]string, error) {
-	g.mu.Lock()
-	idx := g.fieldIDs
-	g.mu.Unlock()
-	if idx == nil {
-		fields, err := g.listFields(ctx, calls)
-		if err != nil {
-			return nil, err
-		}
-		idx = map[string]string{}
-		for _, f := range fields {
-			idx[normalizeFieldRef(f.Name)] = f.ID
-			idx[normalizeFieldRef(f.FieldKey)] = f.ID
-			idx[f.ID] = f.ID
-		}
-		g.mu.Lock()
-		g.fieldIDs = idx
-		g.mu.Unlock()
-	}
-	ids := map[string]string{}
-	for _, ref := range refs {
-		id, ok := idx[ref]
-		if !ok {
-			id, ok = idx[normalizeFieldRef(ref)]
-		}
-		if !ok {
-			if ref == g.cfg.LoopField || ref == g.cfg.SyncField {
-				return nil, invalidf("gohighlevel: loop-breaker field %q does not exist: %s", ref,
-					loopInstructions("GoHighLevel (Settings > Custom Fields, contact fields)", g.cfg.LoopField, g.cfg.SyncField))
-			}
-			return nil, invalidf("gohighlevel: custom field %q does not exist in location %s", ref, g.cfg.LocationID)
-		}
-		ids[ref] = id
-	}
-	return ids, nil
+	return s
 }
 
 type ghlOpportunity struct {
@@ -196,8 +210,9 @@ type ghlOpportunity struct {
 }
 
 // GHLOlderOpportunity reports whether opportunity a was created before b. GoHighLevel's opportunity ids
-// are not time-ordered, so the contact's first opportunity is found by createdAt (SearchOpportunitiesResponseSchema);
-// the id only breaks a tie or stands in for a missing time. The adapter and the importer both use it.
+// are not time-ordered, so the contact's first opportunity is found by createdAt
+// (SearchOpportunitiesResponseSchema); the id only breaks a tie or stands in for a missing time. The
+// adapter and the importer both use it.
 func GHLOlderOpportunity(aCreated time.Time, aID string, bCreated time.Time, bID string) bool {
 	if !aCreated.IsZero() && !bCreated.IsZero() && !aCreated.Equal(bCreated) {
 		return aCreated.Before(bCreated)
@@ -224,7 +239,7 @@ func (g *goHighLevel) planOpportunity(ctx context.Context, contactID string, c C
 		var out struct {
 			Opportunity ghlOpportunity `json:"opportunity"`
 		}
-		_, err := g.api.do(ctx, call{method: http.MethodGet, path: "/opportunities/" + pathID(id), out: &out}, calls)
+		_, err := g.do(ctx, call{method: http.MethodGet, path: "/opportunities/" + pathID(id), out: &out}, calls)
 		switch {
 		case err == nil:
 			opp = &out.Opportunity
@@ -239,7 +254,7 @@ func (g *goHighLevel) planOpportunity(ctx context.Context, contactID string, c C
 		var out struct {
 			Opportunities []ghlOpportunity `json:"opportunities"`
 		}
-		if _, err := g.api.do(ctx, call{method: http.MethodGet, path: "/opportunities/search", query: q, out: &out}, calls); err != nil {
+		if _, err := g.do(ctx, call{method: http.MethodGet, path: "/opportunities/search", query: q, out: &out}, calls); err != nil {
 			return dealStep{}, err
 		}
 		for i, o := range out.Opportunities {
@@ -254,11 +269,17 @@ func (g *goHighLevel) planOpportunity(ctx context.Context, contactID string, c C
 	return decideDeal(opp.ID, opp.PipelineStageID, target, c.Previous[PrevDealStage]), nil
 }
 
-// applyOpportunity creates or moves the opportunity as planned and records it in written.
+// applyOpportunity creates or moves the opportunity as planned and records it in written. A pipeline or
+// stage the location lacks is a Setup fault.
 func (g *goHighLevel) applyOpportunity(ctx context.Context, contactID string, c Contact, d dealStep, written map[string]string, calls *int) error {
 	target, err := g.cfg.remoteStage(c.Stage)
 	if err != nil {
 		return err
+	}
+	if d.create || d.move != "" {
+		if err := g.checkStage(ctx, cmp.Or(d.move, target), calls); err != nil {
+			return err
+		}
 	}
 	switch {
 	case d.create:
@@ -268,13 +289,13 @@ func (g *goHighLevel) applyOpportunity(ctx context.Context, contactID string, c 
 		var out struct {
 			Opportunity ghlOpportunity `json:"opportunity"`
 		}
-		if _, err := g.api.do(ctx, call{method: http.MethodPost, path: "/opportunities/", in: in, out: &out}, calls); err != nil {
+		if _, err := g.do(ctx, call{method: http.MethodPost, path: "/opportunities/", in: in, out: &out}, calls); err != nil {
 			return err
 		}
 		written[PrevDealID], written[PrevDealStage] = out.Opportunity.ID, target
 	case d.move != "":
 		in := map[string]any{"pipelineId": g.cfg.Pipeline, "pipelineStageId": d.move}
-		if _, err := g.api.do(ctx, call{method: http.MethodPut, path: "/opportunities/" + pathID(d.id), in: in}, calls); err != nil {
+		if _, err := g.do(ctx, call{method: http.MethodPut, path: "/opportunities/" + pathID(d.id), in: in}, calls); err != nil {
 			return err
 		}
 		written[PrevDealID], written[PrevDealStage] = d.id, d.move
@@ -285,72 +306,4 @@ func (g *goHighLevel) applyOpportunity(ctx context.Context, contactID string, c 
 		}
 	}
 	return nil
-}
-
-// Discover lists the location's custom fields and opportunity pipelines and checks the loop-breaker fields.
-func (g *goHighLevel) Discover(ctx context.Context) (Discovery, error) {
-	var d Discovery
-	fields, err := g.listFields(ctx, nil)
-	if err != nil {
-		return d, err
-	}
-	have := map[string]bool{}
-	for _, f := range fields {
-		d.Fields = append(d.Fields, RemoteField{ID: f.ID, Key: f.FieldKey, Label: f.Name, Type: f.DataType})
-		have[normalizeFieldRef(f.Name)], have[normalizeFieldRef(f.FieldKey)], have[f.ID] = true, true, true
-	}
-	var pipes struct {
-		Pipelines []struct {
-			ID     string `json:"id"`
-			Name   string `json:"name"`
-			Stages []struct {
-				ID       string `json:"id"`
-				Name     string `json:"name"`
-				Position int    `json:"position"`
-			} `json:"stages"`
-		} `json:"pipelines"`
-	}
-	q := url.Values{"locationId": {g.cfg.LocationID}}
-	if _, err := g.api.do(ctx, call{method: http.MethodGet, path: "/opportunities/pipelines", query: q, out: &pipes}, nil); err != nil {
-		return d, err
-	}
-	for _, p := range pipes.Pipelines {
-		pl := Pipeline{ID: p.ID, Label: p.Name}
-		for _, s := range p.Stages {
-			pl.Stages = append(pl.Stages, Option{Value: s.ID, Label: s.Name, Order: s.Position})
-		}
-		d.Pipelines = append(d.Pipelines, pl)
-	}
-	d.Loop = LoopCheck{
-		LoopField: g.cfg.LoopField, LoopFieldFound: have[normalizeFieldRef(g.cfg.LoopField)],
-		SyncField: g.cfg.SyncField, SyncFieldFound: have[normalizeFieldRef(g.cfg.SyncField)],
-		CanCreate: true,
-	}
-	if !d.Loop.LoopFieldFound || !d.Loop.SyncFieldFound {
-		d.Loop.Instructions = loopInstructions("GoHighLevel (Settings > Custom Fields, contact fields)", g.cfg.LoopField, g.cfg.SyncField)
-	}
-	return d, nil
-}
-
-// CreateLoopFields creates the missing loop-breaker fields as text custom fields of the location.
-func (g *goHighLevel) CreateLoopFields(ctx context.Context) error {
-	d, err := g.Discover(ctx)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for name, found := range map[string]bool{g.cfg.LoopField: d.Loop.LoopFieldFound, g.cfg.SyncField: d.Loop.SyncFieldFound} {
-		if found {
-			continue
-		}
-		in := map[string]any{"name": name, "dataType": "TEXT"}
-		path := "/locations/" + pathID(g.cfg.LocationID) + "/customFields"
-		if _, err := g.api.do(ctx, call{method: http.MethodPost, path: path, in: in}, nil); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	g.mu.Lock()
-	g.fieldIDs = nil
-	g.mu.Unlock()
-	return errors.Join(errs...)
 }

@@ -26,13 +26,14 @@ type apiClient struct {
 }
 
 // call is one request: path is joined to base; in is JSON-encoded when non-nil; a 2xx body is decoded into
-// out when non-nil.
+// out when non-nil; the response headers are stored in header when non-nil (rate-limit budgets).
 type call struct {
 	method string
 	path   string
 	query  url.Values
 	in     any
 	out    any
+	header *http.Header
 }
 
 // do sends c and returns the HTTP status. Any non-2xx answer or transport failure is a classified *Error.
@@ -70,6 +71,9 @@ func (a *apiClient) do(ctx context.Context, c call, calls *int) (int, error) {
 		return 0, transportError(ctx, op, err)
 	}
 	defer resp.Body.Close()
+	if c.header != nil {
+		*c.header = resp.Header
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
 		return resp.StatusCode, transportError(ctx, op+": read body", err)

@@ -77,7 +77,7 @@ type GoHighLevel struct {
 	deleted   []string
 	hidden    map[string]bool // contacts the search index does not show yet
 	limits    *ghlLimits
-	after     []Response // answers that replace the next matching write's answer after it committed
+	after     []ghlAfter // answers that replace the next matching write's answer after it committed
 }
 
 // NewGoHighLevel starts a fake GoHighLevel location. Its default rate window is 10 s.

@@ -14,10 +14,10 @@ func (f *GoHighLevel) routeActions(mux *http.ServeMux) {
 	mux.HandleFunc("POST /contacts/{id}/tasks", f.createTask)
 }
 
-// POST /contacts/{id}/workflow/{workflowId} CreateWorkflowDto {"eventStartTime"?} (a JSON body is required,
-// the field is not; nothing else is declared): 200 {"succeded":true}; an unknown contact is 404. The reference does not say that a
-// contact already in the workflow is left alone, so every accepted request is an enrolment (Enrolments
-// lists repeats): the adapter must not send a second one.
+// POST /contacts/{id}/workflow/{workflowId} CreateWorkflowDto {"eventStartTime"?} (a JSON body is
+// required, the field is not; nothing else is declared): 200 {"succeded":true}; an unknown contact is 404.
+// The reference does not say that a contact already in the workflow is left alone, so every accepted
+// request is an enrolment (Enrolments lists repeats): the adapter must not send a second one.
 func (f *GoHighLevel) addToWorkflow(w http.ResponseWriter, r *http.Request) {
 	if _, ok := checkBody(w, r, ghlWorkflowDTO); !ok {
 		return

@@ -117,17 +117,30 @@ func (f *GoHighLevel) limited(h http.Handler) http.Handler {
 // is kept when the request fails on its own (non-2xx).
 func (f *GoHighLevel) AnswerAfterCommit(r Response) {
 	f.mu.Lock()
-	f.after = append(f.after, r)
+	f.after = append(f.after, ghlAfter{Response: r})
 	f.mu.Unlock()
+}
+
+// TimeoutAfterCommit makes the next request matching method and path do its work and then answer
+// nothing until the client gives up (its timeout): a write that committed and timed out.
+func (f *GoHighLevel) TimeoutAfterCommit(method, path string) {
+	f.mu.Lock()
+	f.after = append(f.after, ghlAfter{Response: Response{Method: method, Path: path}, hold: true})
+	f.mu.Unlock()
+}
+
+type ghlAfter struct {
+	Response
+	hold bool // wait for the client to give up before dropping the connection
 }
 
 func (f *GoHighLevel) afterCommit(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		i := slices.IndexFunc(f.after, func(q Response) bool {
+		i := slices.IndexFunc(f.after, func(q ghlAfter) bool {
 			return (q.Method == "" || q.Method == r.Method) && (q.Path == "" || q.Path == r.URL.Path)
 		})
-		var canned Response
+		var canned ghlAfter
 		if i >= 0 {
 			canned = f.after[i]
 			f.after = slices.Delete(f.after, i, i+1)
@@ -146,6 +159,12 @@ func (f *GoHighLevel) afterCommit(h http.Handler) http.Handler {
 			w.WriteHeader(rec.Code)
 			_, _ = io.Copy(w, bytes.NewReader(rec.Body.Bytes()))
 			return
+		}
+		if canned.hold {
+			select {
+			case <-r.Context().Done(): // the client timed out and closed the connection
+			case <-time.After(time.Minute):
+			}
 		}
 		if canned.Status == 0 {
 			panic(http.ErrAbortHandler) // the write committed; its answer never reaches the client

@@ -95,7 +95,7 @@ func (r *ghlReader) remote(c ghlContactJSON) RemoteContact {
 		if f.Value == nil {
 			continue
 		}
-		v := crm.GHLCustomValue(f.Value)
+		v := crm.GHLFieldValue(r.fieldTypes[f.ID], f.Value)
 		rc.Values[f.ID] = v
 		for _, alias := range r.fieldAliases[f.ID] {
 			rc.Values[alias] = v
@@ -104,7 +104,8 @@ func (r *ghlReader) remote(c ghlContactJSON) RemoteContact {
 	return rc
 }
 
-// loadFields reads the location's custom fields once: id -> fieldKey, fieldKey without "contact.", name.
+// loadFields reads the location's contact custom fields once (model=contact: without it the answer may
+// hold opportunity fields): id -> fieldKey, fieldKey without "contact.", name.
 func (r *ghlReader) loadFields(ctx context.Context) error {
 	if r.fieldAliases != nil {
 		return nil
@@ -114,13 +115,16 @@ func (r *ghlReader) loadFields(ctx context.Context) error {
 			ID       string `json:"id"`
 			Name     string `json:"name"`
 			FieldKey string `json:"fieldKey"`
+			DataType string `json:"dataType"`
 		} `json:"customFields"`
 	}
-	if err := r.c.get(ctx, "/locations/"+url.PathEscape(r.location)+"/customFields", nil, &out); err != nil {
+	q := url.Values{"model": {"contact"}}
+	if err := r.c.get(ctx, "/locations/"+url.PathEscape(r.location)+"/customFields", q, &out); err != nil {
 		return err
 	}
-	r.fieldAliases = map[string][]string{}
+	r.fieldAliases, r.fieldTypes = map[string][]string{}, map[string]string{}
 	for _, f := range out.CustomFields {
+		r.fieldTypes[f.ID] = f.DataType
 		var aliases []string
 		for _, a := range []string{f.FieldKey, strings.TrimPrefix(f.FieldKey, "contact."), f.Name} {
 			if a != "" && a != f.ID {

@@ -42,3 +42,29 @@ func TestGoHighLevelReaderKeysCustomFieldsByEveryReference(t *testing.T) {
 		t.Errorf("deal values %v, want the oldest opportunity at s2", page[0].Values)
 	}
 }
+
+// The reader takes the location's contact fields only (model=contact), so an opportunity field with a
+// contact field's name does not shadow it, and reads multi-select values as the adapter writes them:
+// the options as a sorted set.
+func TestGoHighLevelReaderReadsContactFieldsAndMultiValuesAsTheAdapterWrites(t *testing.T) {
+	fake := crmfake.NewGoHighLevel(crmfake.GHLOptions{Options: crmfake.Options{Token: "t"}, LocationID: "loc-9",
+		Fields: []crmfake.GHLField{
+			{ID: "cfInt", Name: "Interests", FieldKey: "contact.interests", DataType: "MULTIPLE_OPTIONS"},
+			{ID: "cfOpp", Name: "Interests", FieldKey: "opportunity.interests", Model: "opportunity"},
+		}})
+	defer fake.Close()
+	id := fake.AddContact(crmfake.GHLContact{Email: "a@example.com", CustomArrays: map[string][]string{"cfInt": {"webinar", "demo"}}})
+	r, err := hydrate.NewReader(hydrate.ReaderConfig{Kind: "gohighlevel", BaseURL: fake.URL, Token: "t", LocationID: "loc-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"cfInt", "Interests", "interests"} {
+		if got.Values[key] != "demo;webinar" {
+			t.Errorf("Values[%q] = %q, want demo;webinar", key, got.Values[key])
+		}
+	}
+}

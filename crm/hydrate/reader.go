@@ -227,6 +227,7 @@ type ghlReader struct {
 	pipeline string // deal mode: the pipeline whose opportunity stage is the contact's stage
 
 	fieldAliases map[string][]string // custom field id -> its fieldKey and name, loaded by the first List
+	fieldTypes   map[string]string   // custom field id -> dataType (multi-valued ones compare as sets)
 	opps         map[string]ghlOpp   // contact id -> its opportunity in pipeline, loaded by the first List
 }
 
