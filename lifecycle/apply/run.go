@@ -65,6 +65,9 @@ func (r *applyRun) source(ctx context.Context, ev models.Event) (models.Source, 
 // applyOne decides and records one event. The caller wraps a peer's in a
 // savepoint; the triggering event's failure rolls back the whole run.
 func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
+	if held, err := r.holdWithoutIdentity(ctx, ev); held || err != nil {
+		return err
+	}
 	src, err := r.source(ctx, ev)
 	if err != nil {
 		return err
