@@ -1,0 +1,42 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/leadgate/leadgate/models"
+)
+
+func TestSourceFormShowsHubSpotDefaultStageAliases(t *testing.T) {
+	e := newUIEnv(t)
+	c := e.signedIn(models.RoleAdmin)
+
+	res := c.get("/w/default/sources/new")
+	expectBody(t, "new source form", res, `data-testid="default-aliases-hubspot"`,
+		"<code>salesqualifiedlead</code> → SQL", "<code>marketingqualifiedlead</code> → Engaged", "<code>customer</code> → Closed")
+
+	res = c.post("/w/default/sources", url.Values{"name": {"HubSpot"}, "kind": {"hubspot"}, "secret": {"hubspot-client-secret"}})
+	expectStatus(t, "create hubspot source", res, http.StatusCreated)
+	list, _ := e.store.SourceList(context.Background(), e.ws.ID)
+	if len(list) != 1 || list[0].Config.StageAliases != nil {
+		t.Fatalf("stored %+v; a new HubSpot source keeps following the default aliases", list)
+	}
+	sp := "/w/default/sources/" + strconv.FormatInt(list[0].ID, 10)
+	res = c.get(sp)
+	expectBody(t, "source page", res, `data-testid="source-aliases"`, "<code>opportunity</code> → SQL", "the provider",
+		`name="alias_value" value="evangelist"`)
+
+	res = c.post(sp, url.Values{"name": {"HubSpot"}, "alias_value": {"lead", "customer"}, "alias_stage": {"Nowhere", "Closed"}})
+	expectStatus(t, "alias to an unknown stage", res, http.StatusUnprocessableEntity)
+	expectBody(t, "alias to an unknown stage", res, "which is not a stage")
+
+	res = c.post(sp, url.Values{"name": {"HubSpot"}, "alias_value": {"lead", "customer"}, "alias_stage": {"engaged", "Closed"}})
+	expectStatus(t, "save aliases", res, http.StatusSeeOther)
+	got, _ := e.store.SourceGet(context.Background(), e.ws.ID, list[0].ID)
+	if len(got.Config.StageAliases) != 2 || got.Config.StageAliases["lead"] != "Engaged" {
+		t.Fatalf("saved aliases %v, want lead→Engaged (canonical) and customer→Closed", got.Config.StageAliases)
+	}
+}
