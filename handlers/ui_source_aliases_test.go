@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/leadgate/leadgate/models"
 )
@@ -39,4 +40,24 @@ func TestSourceFormShowsHubSpotDefaultStageAliases(t *testing.T) {
 	if len(got.Config.StageAliases) != 2 || got.Config.StageAliases["lead"] != "Engaged" {
 		t.Fatalf("saved aliases %v, want lead→Engaged (canonical) and customer→Closed", got.Config.StageAliases)
 	}
+}
+
+func TestSourcePageShowsRefusedDeliveriesAndTheRefusalAlarm(t *testing.T) {
+	e := newUIEnv(t)
+	c := e.signedIn(models.RoleViewer)
+	ctx := context.Background()
+	src := models.Source{WorkspaceID: e.ws.ID, Name: "Typeform", Kind: "typeform", Enabled: true}
+	if err := e.store.SourceCreate(ctx, &src); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.SourceDeliveriesAdd(ctx, []models.SourceDeliveryDelta{{SourceID: src.ID, WorkspaceID: e.ws.ID, Signature: 6, Malformed: 1, Outcomes: "sssssms"}}); err != nil {
+		t.Fatal(err)
+	}
+	msg := "6 of the last 7 deliveries to source Typeform were refused: signature mismatch"
+	if _, err := e.store.SourceAlarmFire(ctx, e.ws.ID, src.ID, models.SourceAlarmSignatureRefused, msg, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	res := c.get("/w/default/sources/" + strconv.FormatInt(src.ID, 10))
+	expectStatus(t, "source page", res, http.StatusOK)
+	expectBody(t, "source page", res, `data-testid="source-alarm"`, msg, `data-testid="source-refused"`, "7", "6 signature, 1 malformed")
 }

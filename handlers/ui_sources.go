@@ -285,9 +285,32 @@ func (u *UI) sourceDetail(w http.ResponseWriter, r *http.Request, status int, sr
 	row.LastEvent = activity[src.ID].LastEvent
 	edit := u.sourceFormView(ws, rules, *form, errs, true, src.ID)
 	edit.AliasesDefault = aliasesDefault
+	deliveries, alarms, err := sourceHealth(r.Context(), u.Store, src)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
 	v := views.SourceDetailView{Workspace: wsRef(ws), Source: row, Region: src.Config.DefaultRegion, Stages: stages,
-		Aliases: stageRows(aliases), AliasesDefault: aliasesDefault, Edit: edit, CanEdit: canEdit(r), Now: u.now()}
+		Aliases: stageRows(aliases), AliasesDefault: aliasesDefault, Refused: deliveries.Refused(), RefusedBy: refusedBy(deliveries),
+		Edit: edit, CanEdit: canEdit(r), Now: u.now()}
+	for _, a := range alarms {
+		v.Alarms = append(v.Alarms, views.SourceAlarmView{Message: a.Message, Since: a.Since})
+	}
 	u.page(w, r, status, views.NavSources, src.Name, func(m views.PageMeta) templ.Component { return views.SourceDetailPage(m, v) })
+}
+
+// refusedBy spells a source's refused deliveries by reason.
+func refusedBy(d models.SourceDeliveries) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{d.RefusedSignature, "signature"}, {d.RefusedMalformed, "malformed"}, {d.RefusedTooLarge, "too large"}, {d.RefusedUnsupported, "unsupported type"}} {
+		if c.n > 0 {
+			parts = append(parts, strconv.FormatInt(c.n, 10)+" "+c.what)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func stageRows(m map[string]string) []views.StageRow {
