@@ -61,3 +61,22 @@ func TestSourcePageShowsRefusedDeliveriesAndTheRefusalAlarm(t *testing.T) {
 	expectStatus(t, "source page", res, http.StatusOK)
 	expectBody(t, "source page", res, `data-testid="source-alarm"`, msg, `data-testid="source-refused"`, "7", "6 signature, 1 malformed")
 }
+
+func TestSourcePageStatesItsLearnedSilenceRule(t *testing.T) {
+	e := newUIEnv(t)
+	c := e.signedIn(models.RoleViewer)
+	ctx := context.Background()
+	src := models.Source{WorkspaceID: e.ws.ID, Name: "Typeform", Kind: "typeform", Enabled: true}
+	if err := e.store.SourceCreate(ctx, &src); err != nil {
+		t.Fatal(err)
+	}
+	path := "/w/default/sources/" + strconv.FormatInt(src.ID, 10)
+	expectBody(t, "no alarm", c.get(path), `data-testid="source-silence"`, "it learns this source")
+	a := models.SilenceAlarm{WorkspaceID: e.ws.ID, SourceID: &src.ID, Metric: models.SilenceApply, ThresholdSeconds: 5400, ReminderSeconds: 3600,
+		BusinessHours: []byte(`{}`), Enabled: true}
+	if err := e.store.SilenceAlarmCreate(ctx, &a); err != nil {
+		t.Fatal(err)
+	}
+	expectBody(t, "new learned alarm", c.get(path), "Learning this source&#39;s rhythm: 0 days of history and 0 leads so far",
+		"until then it alarms after 1h30m0s without a lead")
+}

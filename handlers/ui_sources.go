@@ -11,6 +11,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/leadgate/leadgate/guards/alarm"
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/signature"
 	"github.com/leadgate/leadgate/internal/principal"
@@ -296,7 +297,26 @@ func (u *UI) sourceDetail(w http.ResponseWriter, r *http.Request, status int, sr
 	for _, a := range alarms {
 		v.Alarms = append(v.Alarms, views.SourceAlarmView{Message: a.Message, Since: a.Since})
 	}
+	if v.Silence, err = u.sourceSilence(r, src); err != nil {
+		u.serverError(w, r, err)
+		return
+	}
 	u.page(w, r, status, views.NavSources, src.Name, func(m views.PageMeta) templ.Component { return views.SourceDetailPage(m, v) })
+}
+
+// sourceSilence states the rule of the source's silence alarm: its learned
+// rhythm, or that it is still learning and the static rule applies.
+func (u *UI) sourceSilence(r *http.Request, src models.Source) (string, error) {
+	list, err := u.Store.SilenceAlarmList(r.Context(), src.WorkspaceID)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range list {
+		if a.SourceID != nil && *a.SourceID == src.ID && a.Metric == models.SilenceApply {
+			return (&alarm.Monitor{Store: u.Store}).DescribeSilence(r.Context(), a, u.now())
+		}
+	}
+	return "None yet: add one under Guards & alerts and it learns this source's weekly rhythm.", nil
 }
 
 // refusedBy spells a source's refused deliveries by reason.
