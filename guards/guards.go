@@ -26,6 +26,8 @@ type Set struct {
 	Relay   *alert.Relay   // job alert:deliver
 	Monitor *alarm.Monitor // job guard:check_alarms
 	Deadman *alarm.Deadman // job guard:heartbeat
+	// Refusals judges each source's signature-refusal alarm as ingest counts refusals.
+	Refusals *alarm.RefusalAlarms
 }
 
 // New builds the guards on the process's store, Redis and secret box.
@@ -37,13 +39,14 @@ func New(store *models.Store, rdb redis.UniversalClient, box *secretbox.Box, log
 	guards := &alert.WorkspaceGuards{Store: store}
 	sender := &alert.Sender{Guard: &guards.Base, Hostname: host}
 	return &Set{
-		Filters: &filter.Loader{Store: store, TTL: 5 * time.Second},
-		Writes:  &loop.Writes{Redis: rdb},
-		Breaker: &loop.Breaker{Redis: rdb, Store: store},
-		Guards:  guards,
-		Sender:  sender,
-		Relay:   &alert.Relay{Store: store, Box: box, Sender: sender, GuardFor: guards.For, Log: log},
-		Monitor: &alarm.Monitor{Store: store, Log: log},
-		Deadman: &alarm.Deadman{Store: store, Guards: guards, Log: log},
+		Filters:  &filter.Loader{Store: store, TTL: 5 * time.Second},
+		Writes:   &loop.Writes{Redis: rdb},
+		Breaker:  &loop.Breaker{Redis: rdb, Store: store},
+		Guards:   guards,
+		Sender:   sender,
+		Relay:    &alert.Relay{Store: store, Box: box, Sender: sender, GuardFor: guards.For, Log: log},
+		Monitor:  &alarm.Monitor{Store: store, Log: log},
+		Deadman:  &alarm.Deadman{Store: store, Guards: guards, Log: log},
+		Refusals: &alarm.RefusalAlarms{Store: store, Log: log},
 	}
 }

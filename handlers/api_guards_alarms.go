@@ -15,6 +15,7 @@ import (
 type silenceInput struct {
 	SourceID         *int64              `json:"source_id"`
 	Metric           string              `json:"metric"`
+	Rule             string              `json:"rule"` // learned (default) | static
 	ThresholdSeconds int                 `json:"threshold_seconds"`
 	ReminderSeconds  int                 `json:"reminder_seconds"`
 	BusinessHours    alarm.BusinessHours `json:"business_hours"`
@@ -32,6 +33,16 @@ func (in *silenceInput) validate() (field, msg string) {
 	}
 	if in.Metric == models.SilenceCRMWrite && in.SourceID != nil {
 		return "source_id", "a crm_write alarm watches the whole workspace: CRM writes are not per source"
+	}
+	switch {
+	case in.Rule == "" && in.Metric == models.SilenceApply:
+		in.Rule = models.SilenceRuleLearned
+	case in.Rule == "":
+		in.Rule = models.SilenceRuleStatic
+	case in.Rule != models.SilenceRuleLearned && in.Rule != models.SilenceRuleStatic:
+		return "rule", "rule must be learned or static"
+	case in.Rule == models.SilenceRuleLearned && in.Metric != models.SilenceApply:
+		return "rule", "the learned rule watches leads applied (metric apply); CRM writes use the static rule"
 	}
 	if in.ThresholdSeconds == 0 {
 		in.ThresholdSeconds = int(alarm.DefaultSilenceThreshold.Seconds())
@@ -57,7 +68,7 @@ func (in *silenceInput) validate() (field, msg string) {
 func (in silenceInput) model(workspaceID int64) models.SilenceAlarm {
 	bh, _ := json.Marshal(in.BusinessHours)
 	enabled := in.Enabled == nil || *in.Enabled
-	return models.SilenceAlarm{WorkspaceID: workspaceID, SourceID: in.SourceID, Metric: in.Metric, ThresholdSeconds: in.ThresholdSeconds,
+	return models.SilenceAlarm{WorkspaceID: workspaceID, SourceID: in.SourceID, Metric: in.Metric, Rule: in.Rule, ThresholdSeconds: in.ThresholdSeconds,
 		ReminderSeconds: in.ReminderSeconds, BusinessHours: bh, MinDailyVolume: in.MinDailyVolume, Enabled: enabled}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/mapping"
 	"github.com/leadgate/leadgate/ingest/signature"
+	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
 	"github.com/nyaruka/phonenumbers"
 )
@@ -93,6 +94,9 @@ func (a *API) CreateSource(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, field, msg)
 		return
 	}
+	if !a.stageAliasesOK(w, r, &in) {
+		return
+	}
 	sealed, err := a.Box.Seal(secret)
 	if err != nil {
 		serverError(a.Log, w, r, err)
@@ -150,11 +154,56 @@ func (a *API) loadSource(w http.ResponseWriter, r *http.Request) (models.Source,
 	return src, true
 }
 
+// stageAliasesOK runs checkStageAliases, answering 400 or 500 itself.
+func (a *API) stageAliasesOK(w http.ResponseWriter, r *http.Request, in *sourceInput) bool {
+	field, msg, err := checkStageAliases(r.Context(), a.Store, workspaceFrom(r).ID, in)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return false
+	}
+	if field != "" {
+		writeError(w, http.StatusBadRequest, field, msg)
+		return false
+	}
+	return true
+}
+
+// sourceDetailJSON is one source with what it works with: the stage aliases
+// in force (its own, or its provider's defaults).
+type sourceDetailJSON struct {
+	sourceJSON
+	StageAliases        map[string]string `json:"stage_aliases"`
+	StageAliasesDefault bool              `json:"stage_aliases_default"`
+	// Deliveries counts the deliveries it refused, by reason.
+	Deliveries sourceDeliveriesJSON `json:"deliveries"`
+	// Alarms are its alarms firing now (signature refusals, silence).
+	Alarms []models.FiringAlarm `json:"alarms"`
+}
+
+type sourceDeliveriesJSON struct {
+	Refused int64 `json:"refused"`
+	models.SourceDeliveries
+}
+
 // GetSource answers one source.
 func (a *API) GetSource(w http.ResponseWriter, r *http.Request) {
-	if src, ok := a.loadSource(w, r); ok {
-		writeJSON(w, http.StatusOK, a.sourceView(src))
+	src, ok := a.loadSource(w, r)
+	if !ok {
+		return
 	}
+	rules, err := apply.LoadRules(r.Context(), a.Store, src.WorkspaceID)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	aliases, defaults := apply.SourceStageAliases(src, rules)
+	deliveries, alarms, err := sourceHealth(r.Context(), a.Store, src)
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sourceDetailJSON{sourceJSON: a.sourceView(src), StageAliases: aliases, StageAliasesDefault: defaults,
+		Deliveries: sourceDeliveriesJSON{Refused: deliveries.Refused(), SourceDeliveries: deliveries}, Alarms: alarms})
 }
 
 // sourcePatch is the body of PATCH /sources/{id}; absent fields are unchanged.
@@ -193,6 +242,9 @@ func (a *API) UpdateSource(w http.ResponseWriter, r *http.Request) {
 	}
 	if field, msg := validateSource(&in, secret); field != "" {
 		writeError(w, http.StatusBadRequest, field, msg)
+		return
+	}
+	if !a.stageAliasesOK(w, r, &in) {
 		return
 	}
 	src.Name, src.Channel, src.Config = in.Name, in.Channel, in.SourceConfig

@@ -26,12 +26,13 @@ func (h *Hooks) ReceiveWebhook(w http.ResponseWriter, r *http.Request) {
 		var err error
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBody))
 		if err != nil {
+			status, msg := http.StatusBadRequest, "body could not be read"
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				writeError(w, http.StatusRequestEntityTooLarge, "", "body exceeds "+strconv.FormatInt(h.MaxBody, 10)+" bytes")
-				return
+				status, msg = http.StatusRequestEntityTooLarge, "body exceeds "+strconv.FormatInt(h.MaxBody, 10)+" bytes"
 			}
-			writeError(w, http.StatusBadRequest, "", "body could not be read")
+			h.Ingest.Refuse(r.Context(), chi.URLParam(r, "token"), status, msg)
+			writeError(w, status, "", msg)
 			return
 		}
 	}

@@ -266,9 +266,12 @@ func (u *UI) SaveSourceFilters(w http.ResponseWriter, r *http.Request) {
 
 // CreateSilenceAlarmUI adds a silence alarm.
 func (u *UI) CreateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
-	form := views.SilenceForm{SourceID: r.PostFormValue("source_id"), Metric: r.PostFormValue("metric"),
+	form := views.SilenceForm{SourceID: r.PostFormValue("source_id"), Metric: r.PostFormValue("metric"), Rule: r.PostFormValue("rule"),
 		ThresholdMinutes: strings.TrimSpace(r.PostFormValue("threshold_minutes")), ReminderMinutes: strings.TrimSpace(r.PostFormValue("reminder_minutes"))}
 	body := map[string]any{"metric": form.Metric}
+	if form.Rule != "" && form.Metric != models.SilenceCRMWrite {
+		body["rule"] = form.Rule
+	}
 	errs := views.FieldErrors{}
 	if form.SourceID != "" {
 		id, err := strconv.ParseInt(form.SourceID, 10, 64)
@@ -297,7 +300,7 @@ func (u *UI) CreateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 	res := u.viaAPI(r, u.Guards.CreateSilenceAlarm, http.MethodPost, body)
 	if u.guardFailed(w, r, res, f, "silence", func(s string) string {
 		switch s {
-		case "source_id", "metric":
+		case "source_id", "metric", "rule":
 			return s
 		case "threshold_seconds":
 			return "threshold_minutes"

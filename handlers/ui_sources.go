@@ -11,9 +11,12 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/leadgate/leadgate/guards/alarm"
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/signature"
 	"github.com/leadgate/leadgate/internal/principal"
+	"github.com/leadgate/leadgate/lifecycle"
+	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/views"
 )
@@ -68,7 +71,7 @@ func (u *UI) sourceAudit(s models.Source) sourceJSON {
 func (u *UI) NewSource(w http.ResponseWriter, r *http.Request) {
 	ws := workspaceFrom(r)
 	form := views.SourceForm{Kind: signature.KindStandardWebhooks, Stages: padStages(nil)}
-	u.sourceFormPage(w, r, http.StatusOK, u.sourceFormView(ws, form, nil, false, 0))
+	u.sourceFormPage(w, r, http.StatusOK, u.sourceFormView(ws, u.sourceRules(r, ws.ID), form, nil, false, 0))
 }
 
 // StageRow is the fragment htmx appends when the user adds a mapping row.
@@ -76,7 +79,7 @@ func (u *UI) StageRow(w http.ResponseWriter, r *http.Request) {
 	u.render(w, r, http.StatusOK, views.StageRowInputs(views.StageRow{}))
 }
 
-func (u *UI) sourceFormView(ws models.Workspace, form views.SourceForm, errs views.FieldErrors, editing bool, id int64) views.SourceFormView {
+func (u *UI) sourceFormView(ws models.Workspace, rules lifecycle.Rules, form views.SourceForm, errs views.FieldErrors, editing bool, id int64) views.SourceFormView {
 	v := views.SourceFormView{Workspace: wsRef(ws), Form: form, Errors: errs, Editing: editing, Action: "/w/" + ws.Slug + "/sources"}
 	if editing {
 		v.Action += "/" + strconv.FormatInt(id, 10)
@@ -84,7 +87,25 @@ func (u *UI) sourceFormView(ws models.Workspace, form views.SourceForm, errs vie
 	for _, k := range signature.Kinds() {
 		v.Kinds = append(v.Kinds, views.KindOption{Value: k, ProviderSecret: !signature.GeneratesSecret(k)})
 	}
+	if !editing {
+		for _, k := range signature.Kinds() {
+			if d, _ := apply.SourceStageAliases(models.Source{Kind: k}, rules); len(d) > 0 {
+				v.ProviderDefaults = append(v.ProviderDefaults, views.ProviderAliases{Kind: k, Aliases: stageRows(d)})
+			}
+		}
+	}
 	return v
+}
+
+// sourceRules are the workspace's rules for the source form (defaults on error:
+// the form still renders, and saving validates against the stored rules).
+func (u *UI) sourceRules(r *http.Request, wsID int64) lifecycle.Rules {
+	rules, err := apply.LoadRules(r.Context(), u.Store, wsID)
+	if err != nil {
+		u.Log.Warn("ui: load stage rules for the source form", "err", err)
+		return lifecycle.DefaultRules()
+	}
+	return rules
 }
 
 func (u *UI) sourceFormPage(w http.ResponseWriter, r *http.Request, status int, v views.SourceFormView) {
@@ -124,6 +145,24 @@ func parseSourceForm(r *http.Request) (views.SourceForm, sourceInput, views.Fiel
 	in.DefaultRegion = f.DefaultRegion
 	if len(mapping) > 0 {
 		in.EventStages = mapping
+	}
+	values, targets := r.PostForm["alias_value"], r.PostForm["alias_stage"]
+	for i := range min(len(values), maxStageAliases) {
+		v, st := strings.TrimSpace(values[i]), ""
+		if i < len(targets) {
+			st = strings.TrimSpace(targets[i])
+		}
+		if v == "" && st == "" {
+			continue
+		}
+		f.Aliases = append(f.Aliases, views.StageRow{Event: v, Stage: st})
+		if v == "" || st == "" {
+			errs["stage_aliases"] = "Each alias row needs both the source's value and a stage."
+		}
+		if in.StageAliases == nil {
+			in.StageAliases = map[string]string{}
+		}
+		in.StageAliases[v] = st
 	}
 	return f, in, errs
 }
@@ -170,10 +209,13 @@ func (u *UI) CreateSource(w http.ResponseWriter, r *http.Request) {
 			errs[fieldFor(field, false)] = msg
 		}
 	}
+	if !errs.Any() && !u.stageAliasesOK(w, r, &in, errs) {
+		return
+	}
 	if errs.Any() {
 		form.Stages = padStages(form.Stages)
 		form.Secret = ""
-		u.sourceFormPage(w, r, http.StatusUnprocessableEntity, u.sourceFormView(ws, form, errs, false, 0))
+		u.sourceFormPage(w, r, http.StatusUnprocessableEntity, u.sourceFormView(ws, u.sourceRules(r, ws.ID), form, errs, false, 0))
 		return
 	}
 	sealed, err := u.Box.Seal(secret)
@@ -232,15 +274,63 @@ func (u *UI) sourceDetail(w http.ResponseWriter, r *http.Request, status int, sr
 		return
 	}
 	stages := stageRows(src.Config.EventStages)
+	rules := u.sourceRules(r, ws.ID)
+	aliases, aliasesDefault := apply.SourceStageAliases(src, rules)
 	if form == nil {
-		form = &views.SourceForm{Name: src.Name, Kind: src.Kind, Channel: src.Channel, DefaultRegion: src.Config.DefaultRegion, Stages: stages}
+		form = &views.SourceForm{Name: src.Name, Kind: src.Kind, Channel: src.Channel, DefaultRegion: src.Config.DefaultRegion, Stages: stages,
+			Aliases: stageRows(aliases)}
 	}
 	form.Stages = padStages(form.Stages)
+	form.Aliases = append(form.Aliases, views.StageRow{})
 	row := u.sourceRow(src)
 	row.LastEvent = activity[src.ID].LastEvent
+	edit := u.sourceFormView(ws, rules, *form, errs, true, src.ID)
+	edit.AliasesDefault = aliasesDefault
+	deliveries, alarms, err := sourceHealth(r.Context(), u.Store, src)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
 	v := views.SourceDetailView{Workspace: wsRef(ws), Source: row, Region: src.Config.DefaultRegion, Stages: stages,
-		Edit: u.sourceFormView(ws, *form, errs, true, src.ID), CanEdit: canEdit(r), Now: u.now()}
+		Aliases: stageRows(aliases), AliasesDefault: aliasesDefault, Refused: deliveries.Refused(), RefusedBy: refusedBy(deliveries),
+		Edit: edit, CanEdit: canEdit(r), Now: u.now()}
+	for _, a := range alarms {
+		v.Alarms = append(v.Alarms, views.SourceAlarmView{Message: a.Message, Since: a.Since})
+	}
+	if v.Silence, err = u.sourceSilence(r, src); err != nil {
+		u.serverError(w, r, err)
+		return
+	}
 	u.page(w, r, status, views.NavSources, src.Name, func(m views.PageMeta) templ.Component { return views.SourceDetailPage(m, v) })
+}
+
+// sourceSilence states the rule of the source's silence alarm: its learned
+// rhythm, or that it is still learning and the static rule applies.
+func (u *UI) sourceSilence(r *http.Request, src models.Source) (string, error) {
+	list, err := u.Store.SilenceAlarmList(r.Context(), src.WorkspaceID)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range list {
+		if a.SourceID != nil && *a.SourceID == src.ID && a.Metric == models.SilenceApply {
+			return (&alarm.Monitor{Store: u.Store}).DescribeSilence(r.Context(), a, u.now())
+		}
+	}
+	return "None yet: add one under Guards & alerts and it learns this source's weekly rhythm.", nil
+}
+
+// refusedBy spells a source's refused deliveries by reason.
+func refusedBy(d models.SourceDeliveries) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{d.RefusedSignature, "signature"}, {d.RefusedMalformed, "malformed"}, {d.RefusedTooLarge, "too large"}, {d.RefusedUnsupported, "unsupported type"}} {
+		if c.n > 0 {
+			parts = append(parts, strconv.FormatInt(c.n, 10)+" "+c.what)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func stageRows(m map[string]string) []views.StageRow {
@@ -261,7 +351,7 @@ func (u *UI) UpdateSource(w http.ResponseWriter, r *http.Request) {
 	form, in, errs := parseSourceForm(r)
 	form.Kind, in.Kind = src.Kind, src.Kind
 	cfg := src.Config
-	cfg.DefaultRegion, cfg.EventStages = in.DefaultRegion, in.EventStages
+	cfg.DefaultRegion, cfg.EventStages, cfg.StageAliases = in.DefaultRegion, in.EventStages, in.StageAliases
 	in.SourceConfig = cfg
 	secret, err := u.Box.Open(src.SecretEnc)
 	if err != nil {
@@ -272,6 +362,9 @@ func (u *UI) UpdateSource(w http.ResponseWriter, r *http.Request) {
 		if field, msg := validateSource(&in, secret); field != "" {
 			errs[fieldFor(field, true)] = msg
 		}
+	}
+	if !errs.Any() && !u.stageAliasesOK(w, r, &in, errs) {
+		return
 	}
 	if errs.Any() {
 		u.sourceDetail(w, r, http.StatusUnprocessableEntity, src, &form, errs)
@@ -373,6 +466,20 @@ func (u *UI) saveSource(w http.ResponseWriter, r *http.Request, src models.Sourc
 	}
 	if u.Sources != nil {
 		u.Sources.Forget(src.Token)
+	}
+	return true
+}
+
+// stageAliasesOK runs checkStageAliases, putting a problem into errs; false
+// means it answered (a server error).
+func (u *UI) stageAliasesOK(w http.ResponseWriter, r *http.Request, in *sourceInput, errs views.FieldErrors) bool {
+	field, msg, err := checkStageAliases(r.Context(), u.Store, workspaceFrom(r).ID, in)
+	if err != nil {
+		u.serverError(w, r, err)
+		return false
+	}
+	if field != "" {
+		errs[field] = msg
 	}
 	return true
 }

@@ -44,9 +44,12 @@ type Service struct {
 	// Its Run must be running.
 	Group *GroupCommit
 	// Gate writes committed keys to the fast gate off the answer path (nil: the gate is only read).
-	Gate    *GatePublisher
-	Metrics *Metrics
-	Log     *slog.Logger
+	Gate *GatePublisher
+	// Deliveries counts refused deliveries per source for the stats and the
+	// refusal alarm, off the answer path (nil: not counted).
+	Deliveries *DeliveryLog
+	Metrics    *Metrics
+	Log        *slog.Logger
 	// Window is the sliding dedupe window for content-hash keys.
 	Window time.Duration
 	// GateTTL is how long Redis remembers a committed key (24 h by default).
@@ -97,7 +100,12 @@ func unavailable(msg string) Answer {
 // Receive handles one delivery end to end and never panics on bad input.
 func (s *Service) Receive(ctx context.Context, d Delivery) Answer {
 	start := s.Now()
-	ans, kind, sourceID := s.receive(ctx, d, start)
+	ans, src := s.receive(ctx, d, start)
+	kind, sourceID := "", ""
+	if src != nil {
+		kind, sourceID = src.Kind, strconv.FormatInt(src.ID, 10)
+		s.Deliveries.Record(src.WorkspaceID, src.ID, ans.Status, ans.Outcome, answerError(ans))
+	}
 	if s.Metrics != nil {
 		s.Metrics.Deliveries.WithLabelValues(sourceID, kind, ans.Outcome).Inc()
 		s.Metrics.Latency.WithLabelValues(ans.Outcome).Observe(s.Now().Sub(start).Seconds())
@@ -105,58 +113,80 @@ func (s *Service) Receive(ctx context.Context, d Delivery) Answer {
 	return ans
 }
 
-func (s *Service) receive(ctx context.Context, d Delivery, now time.Time) (Answer, string, string) {
+func (s *Service) receive(ctx context.Context, d Delivery, now time.Time) (Answer, *models.Source) {
 	e, err := s.Sources.Get(ctx, d.Token, now)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		return errorAnswer(http.StatusNotFound, "unknown_source", "unknown ingest token"), "", ""
+		return errorAnswer(http.StatusNotFound, "unknown_source", "unknown ingest token"), nil
 	case err != nil:
 		s.Log.Error("ingest: source lookup", "err", err)
-		return unavailable("leadgate cannot reach its database; retry later"), "", ""
+		return unavailable("leadgate cannot reach its database; retry later"), nil
 	}
 	src := e.src
-	kind, sid := src.Kind, strconv.FormatInt(src.ID, 10)
+	kind := src.Kind
 	switch {
 	case src.DeletedAt != nil:
-		return errorAnswer(http.StatusGone, "deleted_source", "this source was deleted"), kind, sid
+		return errorAnswer(http.StatusGone, "deleted_source", "this source was deleted"), &src
 	case !src.Enabled:
-		return unavailable("this source is disabled; deliveries are refused until it is enabled again"), kind, sid
+		return unavailable("this source is disabled; deliveries are refused until it is enabled again"), &src
 	}
 	if d.Method == http.MethodGet {
 		body, handled, err := signature.Handshake(kind, e.verify, d.Query)
 		if !handled {
-			return errorAnswer(http.StatusMethodNotAllowed, "method", "use POST to deliver webhooks"), kind, sid
+			return errorAnswer(http.StatusMethodNotAllowed, "method", "use POST to deliver webhooks"), &src
 		}
 		if err != nil {
-			return errorAnswer(http.StatusForbidden, "handshake_failed", err.Error()), kind, sid
+			return errorAnswer(http.StatusForbidden, "handshake_failed", err.Error()), &src
 		}
-		return Answer{Status: http.StatusOK, Text: body, Outcome: "handshake"}, kind, sid
+		return Answer{Status: http.StatusOK, Text: body, Outcome: "handshake"}, &src
 	}
 	ct, err := contentType(d.ContentType)
 	if err != nil {
-		return errorAnswer(http.StatusUnsupportedMediaType, "unsupported_type", err.Error()), kind, sid
+		return errorAnswer(http.StatusUnsupportedMediaType, "unsupported_type", err.Error()), &src
 	}
 	req := signature.Request{Method: d.Method, URL: d.URL, Header: d.Header, Body: d.Body}
 	if err := signature.Verify(kind, e.verify, req, now); err != nil {
 		var se *signature.Error
 		if errors.As(err, &se) {
-			return errorAnswer(http.StatusUnauthorized, "unauthorized", se.Reason), kind, sid
+			return errorAnswer(http.StatusUnauthorized, "unauthorized", se.Reason), &src
 		}
 		s.Log.Error("ingest: verify", "source", src.ID, "err", err)
-		return errorAnswer(http.StatusUnauthorized, "unauthorized", "signature could not be verified"), kind, sid
+		return errorAnswer(http.StatusUnauthorized, "unauthorized", "signature could not be verified"), &src
 	}
 	items, err := mapping.Map(kind, mapping.Overrides{Paths: src.Config.Mapping}, ct, d.Header, d.Body)
 	if err != nil {
 		var me *mapping.MalformedError
 		if errors.As(err, &me) {
-			return errorAnswer(http.StatusBadRequest, "malformed", me.Reason), kind, sid
+			return errorAnswer(http.StatusBadRequest, "malformed", me.Reason), &src
 		}
-		return errorAnswer(http.StatusBadRequest, "malformed", "the payload could not be read"), kind, sid
+		return errorAnswer(http.StatusBadRequest, "malformed", "the payload could not be read"), &src
 	}
 	if len(items) == 0 {
-		return Answer{Status: http.StatusOK, Outcome: "empty", Body: map[string]any{"status": "ignored", "reason": "the payload carries no events"}}, kind, sid
+		return Answer{Status: http.StatusOK, Outcome: "empty", Body: map[string]any{"status": "ignored", "reason": "the payload carries no events"}}, &src
 	}
-	return s.store(ctx, src, ct, items, now), kind, sid
+	return s.store(ctx, src, ct, items, now), &src
+}
+
+// Refuse counts a delivery the HTTP layer refused before ingest saw it (a
+// body over the size limit, or one that could not be read) against its
+// source, when the token names one.
+func (s *Service) Refuse(ctx context.Context, token string, status int, reason string) {
+	if s.Deliveries == nil {
+		return
+	}
+	e, err := s.Sources.Get(ctx, token, s.Now())
+	if err != nil || e.src.DeletedAt != nil || !e.src.Enabled {
+		return
+	}
+	s.Deliveries.Record(e.src.WorkspaceID, e.src.ID, status, "", reason)
+}
+
+// answerError is the error message of an error answer.
+func answerError(a Answer) string {
+	if m, ok := a.Body.(map[string]string); ok {
+		return m["error"]
+	}
+	return ""
 }
 
 // contentType accepts JSON and form bodies only.

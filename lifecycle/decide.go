@@ -80,7 +80,7 @@ func (r Rules) Decide(c Contact, p Proposal) Decision {
 // from. An empty target with a nil error means the event proposes no stage.
 func (r Rules) proposedStage(p Proposal) (stage, via string, err error) {
 	if p.TargetStage != "" {
-		s, ok := r.Canonical(p.TargetStage)
+		s, ok := r.ResolveStage(p.TargetStage, p)
 		if !ok {
 			return "", "", fmt.Errorf("target_stage %q is neither a stage nor an alias", p.TargetStage)
 		}

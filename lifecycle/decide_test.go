@@ -405,3 +405,26 @@ func BenchmarkDecide(b *testing.B) {
 		})
 	}
 }
+
+func TestDefaultAliasesSpreadAVocabularyOverTheStages(t *testing.T) {
+	vocab := []VocabularyTerm{{"subscriber", 0}, {"mql", 1.0 / 3}, {"sql", 2.0 / 3}, {"customer", 1}, {"closed", 0.5}}
+	r := DefaultRules()
+	got := r.DefaultAliases(vocab)
+	want := map[string]string{"subscriber": "Discovered", "mql": "Engaged", "sql": "SQL", "customer": "Closed", "closed": "Closed"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s -> %q, want %q (a term naming a stage keeps it)", k, got[k], v)
+		}
+	}
+	two := Rules{Stages: []string{"Lead", "Customer"}}
+	if a := two.DefaultAliases(vocab); a["subscriber"] != "Lead" || a["customer"] != "Customer" || a["mql"] != "Lead" || a["sql"] != "Customer" {
+		t.Errorf("two stages: %v", a)
+	}
+	p := Proposal{SourceVocabulary: vocab, SourceAliases: map[string]string{"SQL": "Engaged"}}
+	if s, ok := r.ResolveStage("sql", p); !ok || s != "Engaged" {
+		t.Errorf("ResolveStage(sql) with a source alias = %q %v, want Engaged", s, ok)
+	}
+	if s, ok := r.ResolveStage("nope", p); ok {
+		t.Errorf("ResolveStage(nope) = %q, want unknown", s)
+	}
+}

@@ -28,8 +28,15 @@ type Proposal struct {
 	// SourceEventStages is the event type -> stage mapping of the event's
 	// source; it wins over Rules.EventStages.
 	SourceEventStages map[string]string
-	OccurredAt        time.Time
-	Fields            map[string]string
+	// SourceAliases maps the source's own stage values (case-insensitive)
+	// to stages; it wins over Rules.Aliases. Nil: SourceVocabulary's default
+	// aliases apply (see Rules.ResolveStage).
+	SourceAliases map[string]string
+	// SourceVocabulary is the source provider's standard stage values (HubSpot's
+	// lifecyclestage), whose default aliases spread them over the stages.
+	SourceVocabulary []VocabularyTerm
+	OccurredAt       time.Time
+	Fields           map[string]string
 	// PhoneVerified is true when the event comes from a phone-verifying
 	// source (a connected voice call) or carries phone_verified.
 	PhoneVerified bool

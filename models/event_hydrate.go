@@ -39,3 +39,19 @@ func nilIfEmpty(s string) *string {
 	}
 	return &s
 }
+
+// EventRehydrate stores a hydrated identity on a quarantined id-only event
+// that has none yet (a hydration dead letter about to be replayed).
+func (s *Store) EventRehydrate(ctx context.Context, id string, h EventHydration) error {
+	updates := map[string]any{"email": nilIfEmpty(h.Email), "email_raw": nilIfEmpty(h.EmailRaw), "phone": nilIfEmpty(h.Phone),
+		"phone_raw": nilIfEmpty(h.PhoneRaw), "first_name": nilIfEmpty(h.FirstName), "last_name": nilIfEmpty(h.LastName)}
+	if len(h.Fields) > 0 {
+		updates["fields"] = h.Fields
+	}
+	err := s.db.WithContext(ctx).Model(&Event{}).Where("id = ? AND status = ? AND email IS NULL AND phone IS NULL", id, EventQuarantined).
+		Updates(updates).Error
+	if err != nil {
+		return fmt.Errorf("models: rehydrate event %s: %w", id, err)
+	}
+	return nil
+}

@@ -16,6 +16,12 @@ const (
 	SilenceCRMWrite = "crm_write" // last successful CRM write
 )
 
+// Silence rules (silence_alarms.rule).
+const (
+	SilenceRuleStatic  = "static"  // threshold and business hours
+	SilenceRuleLearned = "learned" // the source's own weekly rhythm (static while history is short)
+)
+
 // SilenceAlarm is one silence alarm: its configuration and the state of its
 // current episode. SourceID nil watches the whole workspace.
 type SilenceAlarm struct {
@@ -23,6 +29,7 @@ type SilenceAlarm struct {
 	WorkspaceID      int64           `json:"-"`
 	SourceID         *int64          `json:"source_id"`
 	Metric           string          `json:"metric"`
+	Rule             string          `json:"rule"`
 	ThresholdSeconds int             `json:"threshold_seconds"`
 	ReminderSeconds  int             `json:"reminder_seconds"`
 	BusinessHours    json.RawMessage `gorm:"type:jsonb" json:"business_hours"`
@@ -33,8 +40,13 @@ type SilenceAlarm struct {
 	LastNotifiedAt   *time.Time      `json:"last_notified_at"`
 	Reminders        int             `json:"reminders"`
 	LastCheckedAt    *time.Time      `json:"last_checked_at"`
-	CreatedAt        time.Time       `json:"created_at"`
-	UpdatedAt        time.Time       `json:"updated_at"`
+	// Profile caches the learned rhythm (alarm.Profile), refreshed hourly.
+	Profile   json.RawMessage `gorm:"type:jsonb" json:"-"`
+	ProfileAt *time.Time      `json:"profile_at"`
+	// Message is the text of the current episode ("" when not silent).
+	Message   string    `json:"message"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // TableName maps SilenceAlarm to silence_alarms.
@@ -71,7 +83,10 @@ func (s *Store) SilenceAlarmGet(ctx context.Context, workspaceID, id int64) (Sil
 
 // SilenceAlarmCreate inserts a; ErrConflict when the scope already has one for the metric.
 func (s *Store) SilenceAlarmCreate(ctx context.Context, a *SilenceAlarm) error {
-	err := s.db.WithContext(ctx).Omit("ID", "CreatedAt", "UpdatedAt", "SilentSince", "LastNotifiedAt", "LastCheckedAt").Create(a).Error
+	if a.Rule == "" {
+		a.Rule = SilenceRuleLearned
+	}
+	err := s.db.WithContext(ctx).Omit("ID", "CreatedAt", "UpdatedAt", "SilentSince", "LastNotifiedAt", "LastCheckedAt", "Profile", "ProfileAt").Create(a).Error
 	if isUniqueViolation(err) {
 		return ErrConflict
 	}
@@ -84,10 +99,13 @@ func (s *Store) SilenceAlarmCreate(ctx context.Context, a *SilenceAlarm) error {
 // SilenceAlarmUpdate saves a's configuration; a changed configuration
 // starts a fresh episode (the state is cleared).
 func (s *Store) SilenceAlarmUpdate(ctx context.Context, a SilenceAlarm) error {
-	res := s.db.WithContext(ctx).Exec(`UPDATE silence_alarms SET source_id = ?, metric = ?, threshold_seconds = ?, reminder_seconds = ?,
+	if a.Rule == "" {
+		a.Rule = SilenceRuleLearned
+	}
+	res := s.db.WithContext(ctx).Exec(`UPDATE silence_alarms SET source_id = ?, metric = ?, rule = ?, threshold_seconds = ?, reminder_seconds = ?,
 		business_hours = ?, min_daily_volume = ?, enabled = ?, silent = false, silent_since = NULL, last_notified_at = NULL, reminders = 0,
-		updated_at = now() WHERE workspace_id = ? AND id = ?`,
-		a.SourceID, a.Metric, a.ThresholdSeconds, a.ReminderSeconds, a.BusinessHours, a.MinDailyVolume, a.Enabled, a.WorkspaceID, a.ID)
+		profile = NULL, profile_at = NULL, message = '', updated_at = now() WHERE workspace_id = ? AND id = ?`,
+		a.SourceID, a.Metric, a.Rule, a.ThresholdSeconds, a.ReminderSeconds, a.BusinessHours, a.MinDailyVolume, a.Enabled, a.WorkspaceID, a.ID)
 	if isUniqueViolation(res.Error) {
 		return ErrConflict
 	}
@@ -114,12 +132,55 @@ func (s *Store) SilenceAlarmDelete(ctx context.Context, workspaceID, id int64) e
 
 // SilenceAlarmSaveState records a check's outcome.
 func (s *Store) SilenceAlarmSaveState(ctx context.Context, a SilenceAlarm) error {
-	err := s.db.WithContext(ctx).Exec(`UPDATE silence_alarms SET silent = ?, silent_since = ?, last_notified_at = ?, reminders = ?, last_checked_at = ?
-		WHERE id = ?`, a.Silent, a.SilentSince, a.LastNotifiedAt, a.Reminders, a.LastCheckedAt, a.ID).Error
+	err := s.db.WithContext(ctx).Exec(`UPDATE silence_alarms SET silent = ?, silent_since = ?, last_notified_at = ?, reminders = ?, last_checked_at = ?,
+		message = ? WHERE id = ?`, a.Silent, a.SilentSince, a.LastNotifiedAt, a.Reminders, a.LastCheckedAt, a.Message, a.ID).Error
 	if err != nil {
 		return fmt.Errorf("models: save silence alarm state %d: %w", a.ID, err)
 	}
 	return nil
+}
+
+// SilenceAlarmSaveProfile caches an alarm's learned rhythm.
+func (s *Store) SilenceAlarmSaveProfile(ctx context.Context, id int64, profile json.RawMessage, at time.Time) error {
+	err := s.db.WithContext(ctx).Exec(`UPDATE silence_alarms SET profile = ?, profile_at = ? WHERE id = ?`, profile, at, id).Error
+	if err != nil {
+		return fmt.Errorf("models: save silence profile %d: %w", id, err)
+	}
+	return nil
+}
+
+// ArrivalsByHourOfWeek counts the leads applied in [since, until) from a
+// source (0: the whole workspace) per hour of the week of their arrival in
+// zone (0 is Monday 00:00-01:00), and returns the first arrival (zero: none).
+func (s *Store) ArrivalsByHourOfWeek(ctx context.Context, workspaceID, sourceID int64, zone string, since, until time.Time) (map[int]int64, time.Time, error) {
+	if zone == "" {
+		zone = "UTC"
+	}
+	q := `SELECT ((extract(isodow FROM received_at AT TIME ZONE @zone)::int - 1) * 24 + extract(hour FROM received_at AT TIME ZONE @zone)::int) AS slot,
+		count(*) AS n, min(received_at) AS first
+		FROM events WHERE workspace_id = @ws AND status IN ('applied', 'unchanged') AND processed_at >= @since AND processed_at < @until`
+	if sourceID != 0 {
+		q += ` AND source_id = @source`
+	}
+	var rows []struct {
+		Slot  int
+		N     int64
+		First time.Time
+	}
+	err := s.db.WithContext(ctx).Raw(q+` GROUP BY 1`, map[string]any{"zone": zone, "ws": workspaceID, "source": sourceID, "since": since, "until": until}).
+		Scan(&rows).Error
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("models: arrivals by hour of week: %w", err)
+	}
+	out := make(map[int]int64, len(rows))
+	var first time.Time
+	for _, r := range rows {
+		out[r.Slot] += r.N
+		if first.IsZero() || r.First.Before(first) {
+			first = r.First
+		}
+	}
+	return out, first, nil
 }
 
 // HealthAlarm is one health metric's threshold and state in a workspace.

@@ -51,6 +51,10 @@ type SourceConfig struct {
 	DefaultRegion string `json:"default_region,omitempty"`
 	// EventStages maps this source's event types to lifecycle stages.
 	EventStages map[string]string `json:"event_stages,omitempty"`
+	// StageAliases maps the source's own stage values (HubSpot's
+	// lifecyclestage "salesqualifiedlead") to the workspace's stages. Nil: the
+	// provider's default aliases (see apply.SourceStageAliases).
+	StageAliases map[string]string `json:"stage_aliases,omitempty"`
 	// DefaultEventType names events whose payload has no type.
 	DefaultEventType string `json:"default_event_type,omitempty"`
 	// DedupeFields are hashed into the idempotency key when the sender has no delivery id.

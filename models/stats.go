@@ -6,12 +6,13 @@ import (
 )
 
 // EventCounts are CONTRACT.md's stats counters. Received = Accepted +
-// Duplicates; Accepted = Applied + Unchanged + Quarantined + Rejected +
-// Dropped + Unresolved.
+// Duplicates + Refused; Accepted = Applied + Unchanged + Quarantined +
+// Rejected + Dropped + Unresolved.
 type EventCounts struct {
 	Received    int64 `json:"received"`
 	Accepted    int64 `json:"accepted"`
 	Duplicates  int64 `json:"duplicates"`
+	Refused     int64 `json:"refused"`
 	Applied     int64 `json:"applied"`
 	Unchanged   int64 `json:"unchanged"`
 	Quarantined int64 `json:"quarantined"`
@@ -60,7 +61,11 @@ func (s *Store) StatsGet(ctx context.Context, workspaceID int64) (Stats, error) 
 	if err := db.Raw(`SELECT coalesce(sum(duplicates), 0) FROM idempotency_keys WHERE workspace_id = ?`, workspaceID).Scan(&c.Duplicates).Error; err != nil {
 		return st, fmt.Errorf("models: stats duplicates: %w", err)
 	}
-	c.Received = c.Accepted + c.Duplicates
+	var err error
+	if c.Refused, err = s.refusedTotal(ctx, workspaceID); err != nil {
+		return st, err
+	}
+	c.Received = c.Accepted + c.Duplicates + c.Refused
 	if err := s.countIfTable(ctx, &st.DeadLetters, "dead_letters", "workspace_id = ? AND status = 'open'", workspaceID); err != nil {
 		return st, err
 	}

@@ -80,6 +80,23 @@ func (m *Monitor) checkSilence(ctx context.Context, a models.SilenceAlarm) error
 		st.LastNotified = *a.LastNotifiedAt
 	}
 	next, notice := EvaluateSilence(rule, st, obs, now)
+	text := ""
+	if a.Rule == models.SilenceRuleLearned && a.Metric == models.SilenceApply {
+		p, err := m.Profile(ctx, a, now)
+		if err != nil {
+			return err
+		}
+		if p.Sufficient() {
+			name, err := m.scopeName(ctx, a)
+			if err != nil {
+				return err
+			}
+			next, notice, text = EvaluateLearned(p, name, rule.Reminder, st, obs.LastSuccess, now)
+		}
+	}
+	if notice == NoticeEnter && text == "" {
+		text = fmt.Sprintf("No event applied since %s (more than %s of business hours).", obs.LastSuccess.UTC().Format(time.RFC3339), rule.Threshold)
+	}
 	return m.Store.Tx(ctx, func(tx *models.Store) error {
 		if notice != "" {
 			episode := st.Since
@@ -87,14 +104,117 @@ func (m *Monitor) checkSilence(ctx context.Context, a models.SilenceAlarm) error
 				episode = next.Since
 			}
 			stableID, p := silenceNotice(a, rule, next, obs, notice, episode, now)
+			if text != "" && notice != NoticeRecover {
+				p.Text = text
+			}
 			if _, err := alert.Enqueue(ctx, tx, a.WorkspaceID, nil, stableID, p); err != nil {
 				return err
 			}
+		}
+		switch {
+		case !next.Silent:
+			a.Message = ""
+		case text != "":
+			a.Message = text
 		}
 		a.Silent, a.Reminders, a.LastCheckedAt = next.Silent, next.Reminders, &now
 		a.SilentSince, a.LastNotifiedAt = timePtr(next.Since), timePtr(next.LastNotified)
 		return tx.SilenceAlarmSaveState(ctx, a)
 	})
+}
+
+// EvaluateLearned is EvaluateSilence for the learned rule: it enters when the
+// silence since the last success has less than LearnedAlpha chance of being
+// luck under the profile, reminds every reminder while silent, and recovers
+// on the next success. It also returns the episode's text.
+func EvaluateLearned(p Profile, name string, reminder time.Duration, st SilenceState, lastSuccess, now time.Time) (SilenceState, string, string) {
+	v := JudgeLearned(p, name, lastSuccess, now)
+	if st.Silent {
+		if lastSuccess.After(st.Since) {
+			return SilenceState{}, NoticeRecover, ""
+		}
+		if now.Sub(st.LastNotified) >= reminder {
+			st.LastNotified = now
+			st.Reminders++
+			return st, NoticeReminder, v.Message
+		}
+		return st, "", v.Message
+	}
+	if !v.Silent {
+		return st, "", ""
+	}
+	return SilenceState{Silent: true, Since: now, LastNotified: now}, NoticeEnter, v.Message
+}
+
+// Profile is an alarm's learned rhythm, recomputed from the last
+// LearnedWindow of history when the cached one is an hour old.
+func (m *Monitor) Profile(ctx context.Context, a models.SilenceAlarm, now time.Time) (Profile, error) {
+	var p Profile
+	if a.ProfileAt != nil && now.Sub(*a.ProfileAt) < time.Hour && now.After(*a.ProfileAt) && len(a.Profile) > 0 && json.Unmarshal(a.Profile, &p) == nil {
+		return p, nil
+	}
+	zone := profileZone(a)
+	sourceID := int64(0)
+	if a.SourceID != nil {
+		sourceID = *a.SourceID
+	}
+	since := now.Add(-LearnedWindow).Truncate(time.Hour) // whole hours of the week
+	counts, first, err := m.Store.ArrivalsByHourOfWeek(ctx, a.WorkspaceID, sourceID, zone, since, now)
+	if err != nil {
+		return p, err
+	}
+	span := time.Duration(0)
+	if !first.IsZero() {
+		if first.Before(since) {
+			first = since
+		}
+		span = now.Sub(first)
+	}
+	p = ProfileCounts(zone, span, counts)
+	if b, err := json.Marshal(p); err == nil && a.ID != 0 {
+		if err := m.Store.SilenceAlarmSaveProfile(ctx, a.ID, b, now); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// profileZone is the time zone an alarm learns hours of the week in: its
+// business hours' zone, else UTC.
+func profileZone(a models.SilenceAlarm) string {
+	var bh BusinessHours
+	if len(a.BusinessHours) > 0 && json.Unmarshal(a.BusinessHours, &bh) == nil && bh.TimeZone != "" {
+		return bh.TimeZone
+	}
+	return "UTC"
+}
+
+// scopeName names what an alarm watches in its messages.
+func (m *Monitor) scopeName(ctx context.Context, a models.SilenceAlarm) (string, error) {
+	if a.SourceID == nil {
+		return "The workspace", nil
+	}
+	src, err := m.Store.SourceGet(ctx, a.WorkspaceID, *a.SourceID)
+	if err != nil {
+		return "", err
+	}
+	return src.Name, nil
+}
+
+// DescribeSilence is an alarm's rule as the source page states it.
+func (m *Monitor) DescribeSilence(ctx context.Context, a models.SilenceAlarm, now time.Time) (string, error) {
+	rule, err := SilenceRuleOf(a)
+	if err != nil {
+		return "", err
+	}
+	if a.Rule != models.SilenceRuleLearned || a.Metric != models.SilenceApply {
+		return fmt.Sprintf("Static: alarms after %s without a lead%s.", rule.Threshold, hoursNote(rule)), nil
+	}
+	p, err := m.Profile(ctx, a, now)
+	if err != nil {
+		return "", err
+	}
+	return LearnedDescription(p, rule), nil
 }
 
 // SilenceRuleOf reads a stored alarm's rule.

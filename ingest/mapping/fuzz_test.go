@@ -25,12 +25,21 @@ var fuzzContentTypes = []string{jsonCT, formCT, "", "text/plain", "application/j
 // E.164; Name is idempotent.
 func FuzzMapNormalize(f *testing.F) {
 	kinds := Presets()
-	entries, err := os.ReadDir("testdata")
-	if err != nil {
-		f.Fatalf("read testdata: %v", err)
+	var entries []os.DirEntry
+	var dirs []string
+	for _, dir := range []string{"testdata", filepath.Join("testdata", "published")} {
+		list, err := os.ReadDir(dir)
+		if err != nil {
+			f.Fatalf("read %s: %v", dir, err)
+		}
+		for _, e := range list {
+			if !e.IsDir() {
+				entries, dirs = append(entries, e), append(dirs, dir)
+			}
+		}
 	}
-	for _, e := range entries {
-		body, err := os.ReadFile(filepath.Join("testdata", e.Name()))
+	for n, e := range entries {
+		body, err := os.ReadFile(filepath.Join(dirs[n], e.Name()))
 		if err != nil {
 			f.Fatalf("read fixture: %v", err)
 		}

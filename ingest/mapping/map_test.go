@@ -230,10 +230,10 @@ func TestMapPresets(t *testing.T) {
 			}},
 		},
 		{
-			name: "twilio idempotency header wins, no content type reads a form", kind: "twilio", file: "twilio-sms.txt",
+			name: "twilio keys on MessageSid and status even with an idempotency header, no content type reads a form", kind: "twilio", file: "twilio-sms.txt",
 			header: http.Header{"I-Twilio-Idempotency-Token": {"0f8b6c1e-retry-stable"}},
 			want: []want{{
-				DeliveryID: "0f8b6c1e-retry-stable", EventType: "message.received", Phone: "+14155550134",
+				DeliveryID: "SM1f0e8ae6ade43cb3c0ce4525424e404f:received", EventType: "message.received", Phone: "+14155550134",
 			}},
 		},
 		{

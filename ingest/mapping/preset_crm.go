@@ -169,6 +169,7 @@ func mapActiveCampaign(p payload) []Item {
 	putValue(it.Fields, "initiated_by", doc.Get("initiated_by"))
 	putValue(it.Fields, "initiated_from", doc.Get("initiated_from"))
 	putValue(it.Fields, "list", doc.Get("list"))
+	putValue(it.Fields, "tag", doc.Get("tag")) // contact_tag_added / contact_tag_removed name the tag here
 	doc.Get("deal").ForEach(func(k, v gjson.Result) bool {
 		putValue(it.Fields, "deal_"+k.String(), v)
 		return true

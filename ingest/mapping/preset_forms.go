@@ -37,15 +37,21 @@ func mapTypeform(p payload) []Item {
 	}
 	it.OccurredAt = parseTime(firstPresent(fr, "submitted_at", "landed_at"))
 
-	titles := map[string]string{}
+	// Typeform's answers name their question by id (and type); its ref and
+	// title live in definition.fields.
+	titles, refs := map[string]string{}, map[string]string{}
 	fr.Get("definition.fields").ForEach(func(_, f gjson.Result) bool {
 		titles[f.Get("id").String()] = f.Get("title").String()
+		refs[f.Get("id").String()] = f.Get("ref").String()
 		return true
 	})
 	fr.Get("answers").ForEach(func(i, a gjson.Result) bool {
 		typ := a.Get("type").String()
 		v := typeformAnswerValue(a, typ)
 		ref := a.Get("field.ref").String()
+		if ref == "" {
+			ref = refs[a.Get("field.id").String()]
+		}
 		title := titles[a.Get("field.id").String()]
 		switch {
 		case typ == "email" && it.Email == "":
@@ -132,6 +138,12 @@ func mapTally(p payload) []Item {
 		case assignByRole(&it, label, v):
 		default:
 			key := fieldKey("", label, f.Get("key").String(), int(i.Int()))
+			if typ == "MATRIX" {
+				if m := tallyMatrix(f, v); len(m) > 0 {
+					it.Fields[key] = m
+				}
+				return true
+			}
 			if resolved, ok := tallyOptionTexts(f, v); ok {
 				if len(resolved) > 0 {
 					it.Fields[key] = resolved
@@ -147,17 +159,53 @@ func mapTally(p payload) []Item {
 	return []Item{it}
 }
 
+// tallyMatrix turns a MATRIX answer ({row id: [column ids]}) into
+// {row text: [column texts]}, from the field's rows and columns.
+func tallyMatrix(f, v gjson.Result) map[string]any {
+	rows, cols := tallyTexts(f.Get("rows")), tallyTexts(f.Get("columns"))
+	out := map[string]any{}
+	v.ForEach(func(rowID, picked gjson.Result) bool {
+		row := rows[rowID.String()]
+		if row == "" {
+			row = rowID.String()
+		}
+		var texts []any
+		pick := func(_, c gjson.Result) bool {
+			if t, ok := cols[c.String()]; ok {
+				texts = append(texts, t)
+			} else {
+				texts = append(texts, c.Value())
+			}
+			return true
+		}
+		if picked.IsArray() {
+			picked.ForEach(pick)
+		} else {
+			pick(gjson.Result{}, picked)
+		}
+		out[row] = texts
+		return true
+	})
+	return out
+}
+
+// tallyTexts indexes a list of {id, text} by id.
+func tallyTexts(list gjson.Result) map[string]string {
+	texts := map[string]string{}
+	list.ForEach(func(_, o gjson.Result) bool {
+		texts[o.Get("id").String()] = o.Get("text").String()
+		return true
+	})
+	return texts
+}
+
 // tallyOptionTexts turns a choice field's option ids into the options' texts.
 func tallyOptionTexts(f, v gjson.Result) ([]any, bool) {
 	options := f.Get("options")
 	if !v.IsArray() || !options.IsArray() {
 		return nil, false
 	}
-	texts := map[string]string{}
-	options.ForEach(func(_, o gjson.Result) bool {
-		texts[o.Get("id").String()] = o.Get("text").String()
-		return true
-	})
+	texts := tallyTexts(options)
 	var out []any
 	v.ForEach(func(_, id gjson.Result) bool {
 		if t, ok := texts[id.String()]; ok {
@@ -244,7 +292,14 @@ func mapCalendly(p payload) []Item {
 	ev := inv.Get("scheduled_event")
 	putValue(it.Fields, "meeting_name", ev.Get("name"))
 	putValue(it.Fields, "meeting_start", ev.Get("start_time"))
-	putValue(it.Fields, "meeting_uri", ev.Get("uri"))
+	// v2 payloads name the scheduled event by its URI in payload.event; newer
+	// ones also embed it as scheduled_event.
+	putValue(it.Fields, "meeting_uri", firstPresent(ev, "uri"))
+	if _, ok := it.Fields["meeting_uri"]; !ok {
+		if e := inv.Get("event"); e.Type == gjson.String {
+			putValue(it.Fields, "meeting_uri", e)
+		}
+	}
 	putValue(it.Fields, "invitee_status", inv.Get("status"))
 	putValue(it.Fields, "rescheduled", inv.Get("rescheduled"))
 	putValue(it.Fields, "timezone", inv.Get("timezone"))

@@ -1,6 +1,8 @@
 package mapping
 
 import (
+	"cmp"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -12,6 +14,18 @@ var genericDeliveryHeaders = []string{"Idempotency-Key", "X-GitHub-Delivery"}
 // (svix-id for unbranded Svix senders), which the spec keeps identical across retries.
 func mapStandardWebhooks(p payload) []Item {
 	it := genericItem(p.doc)
+	if data := p.doc.Get("data"); data.IsObject() && it.Email == "" && it.Phone == "" {
+		// The spec's envelope: {"type","timestamp","data":{…}} carries the lead in data.
+		inner := genericItem(data)
+		inner.EventType = cmp.Or(it.EventType, inner.EventType)
+		if !it.OccurredAt.IsZero() {
+			inner.OccurredAt = it.OccurredAt
+		}
+		for k, v := range it.Attribution {
+			inner.Attribution[k] = v
+		}
+		it = inner
+	}
 	for _, h := range []string{"webhook-id", "svix-id"} {
 		if id := p.header.Get(h); id != "" {
 			it.DeliveryID = id

@@ -147,12 +147,16 @@ func mapTwilio(p payload) []Item {
 	if status != "" {
 		it.EventType += "." + status
 	}
-	it.DeliveryID = p.header.Get("I-Twilio-Idempotency-Token")
-	if it.DeliveryID == "" && sid != "" {
+	// MessageSid/CallSid plus status names the event whether or not Twilio
+	// adds I-Twilio-Idempotency-Token (a retry may carry it where the first
+	// attempt did not); the token is the key only when there is no sid.
+	switch {
+	case sid != "" && status != "":
+		it.DeliveryID = sid + ":" + status
+	case sid != "":
 		it.DeliveryID = sid
-		if status != "" {
-			it.DeliveryID += ":" + status
-		}
+	default:
+		it.DeliveryID = p.header.Get("I-Twilio-Idempotency-Token")
 	}
 	it.OccurredAt = parseTime(doc.Get("Timestamp"))
 	direction := text(doc.Get("Direction"))

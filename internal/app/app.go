@@ -89,19 +89,20 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 	a.Egress = egress.Outbound(cfg.EgressAllowedHosts)
 	ingestMetrics := ingest.NewMetrics(a.Registry)
 	a.Ingest = &ingest.Service{
-		Filters: a.Guards.Filters,
-		Store:   store,
-		Sources: &ingest.SourceCache{Store: store, Box: a.Box, TTL: 5 * time.Second},
-		Redis:   a.Redis,
-		Queue:   a.Queue,
-		Spool:   a.Spool,
-		Group:   &ingest.GroupCommit{Store: store, Log: log, Sizes: ingestMetrics.GroupSize},
-		Gate:    &ingest.GatePublisher{Redis: a.Redis, Log: log},
-		Metrics: ingestMetrics,
-		Log:     log,
-		Window:  cfg.IdempotencyWindow,
-		GateTTL: 24 * time.Hour,
-		Now:     time.Now,
+		Filters:    a.Guards.Filters,
+		Store:      store,
+		Sources:    &ingest.SourceCache{Store: store, Box: a.Box, TTL: 5 * time.Second},
+		Redis:      a.Redis,
+		Queue:      a.Queue,
+		Spool:      a.Spool,
+		Group:      &ingest.GroupCommit{Store: store, Log: log, Sizes: ingestMetrics.GroupSize},
+		Gate:       &ingest.GatePublisher{Redis: a.Redis, Log: log},
+		Deliveries: &ingest.DeliveryLog{Store: store, Log: log, Evaluate: a.Guards.Refusals.Evaluate},
+		Metrics:    ingestMetrics,
+		Log:        log,
+		Window:     cfg.IdempotencyWindow,
+		GateTTL:    24 * time.Hour,
+		Now:        time.Now,
 	}
 	a.Applier = &apply.Applier{Store: store, Queue: a.Queue, Log: log}
 	a.Sync = jobs.NewSyncTasks(store, a.Box, a.Redis, a.Asynq, a.Registry, log, a.Egress)
@@ -124,7 +125,8 @@ func (a *App) Close() {
 	if a.Spool != nil {
 		a.Spool.Close()
 	}
-	a.Ingest.Gate.Close() // the last committed keys, before Redis goes
+	a.Ingest.Gate.Close()       // the last committed keys, before Redis goes
+	a.Ingest.Deliveries.Close() // the last refused-delivery counts, before Postgres goes
 	a.Asynq.Close()
 	a.Enqueues.Stop()
 	a.Redis.Close()

@@ -72,11 +72,27 @@ func proposedValues(ev models.Event) map[string]string {
 
 // humanCorrection turns a genuine CRM change (a rep moved the stage or fixed a
 // field in the CRM) into a decision with a human's authority, so leadgate and
-// the CRM agree: the stage is set as proposed, even backwards.
-func humanCorrection(rules lifecycle.Rules, ev models.Event, lc lifecycle.Contact) lifecycle.Decision {
+// the CRM agree: the stage is set as proposed, even backwards. The stage
+// value resolves exactly as for a new contact (the source's aliases, then the
+// workspace's), and a value that names no stage is quarantined as
+// unknown_stage just as Decide does: never silently dropped.
+func humanCorrection(rules lifecycle.Rules, p lifecycle.Proposal, ev models.Event, lc lifecycle.Contact) lifecycle.Decision {
 	stage := proposedValues(ev)["stage"]
-	canon, ok := rules.Canonical(stage)
-	if !ok || canon == lc.Stage {
+	if stage == "" {
+		return lifecycle.Decision{Outcome: lifecycle.Unchanged, ApplyFields: true, Stage: lifecycle.None,
+			Reason: "change made in the CRM (not an echo): fields applied as a human correction"}
+	}
+	canon, ok := rules.ResolveStage(stage, p)
+	if !ok && p.TargetStage == "" {
+		// Only a reported current stage (not a proposal), which Decide ignores too.
+		return lifecycle.Decision{Outcome: lifecycle.Unchanged, ApplyFields: true, Stage: lifecycle.None,
+			Reason: "change made in the CRM (not an echo): fields applied as a human correction"}
+	}
+	if !ok {
+		return lifecycle.Decision{Outcome: lifecycle.Quarantined, Stage: lifecycle.Invalid, DeadLetterKind: lifecycle.KindUnknownStage,
+			Reason: fmt.Sprintf("stage %q set in the CRM is neither a stage nor an alias (add it to the source's stage aliases)", stage)}
+	}
+	if canon == lc.Stage {
 		return lifecycle.Decision{Outcome: lifecycle.Unchanged, ApplyFields: true, Stage: lifecycle.Same,
 			Reason: "change made in the CRM (not an echo): fields applied as a human correction"}
 	}

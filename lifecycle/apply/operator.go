@@ -50,8 +50,13 @@ func (r *applyRun) applyOverride(rules lifecycle.Rules, lc lifecycle.Contact, p 
 
 // ReplayDeadLetter re-applies a quarantined event with the operator's choice.
 // The dead letter is closed first, so a replay that fails again opens a new one.
+// An id-only event's lead is fetched from its provider again first; while
+// that fails, the dead letter stays open and nothing is applied.
 func (a *Applier) ReplayDeadLetter(ctx context.Context, workspaceID, id int64, mode ReplayMode, stage, actor string) (models.Event, error) {
 	var out models.Event
+	if err := a.rehydrateForReplay(ctx, workspaceID, id); err != nil {
+		return out, err
+	}
 	var later []delayed
 	err := a.Store.Tx(ctx, func(tx *models.Store) error {
 		dl, err := tx.DeadLetterLock(ctx, workspaceID, id)

@@ -65,6 +65,9 @@ func (r *applyRun) source(ctx context.Context, ev models.Event) (models.Source, 
 // applyOne decides and records one event. The caller wraps a peer's in a
 // savepoint; the triggering event's failure rolls back the whole run.
 func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
+	if held, err := r.holdWithoutIdentity(ctx, ev); held || err != nil {
+		return err
+	}
 	src, err := r.source(ctx, ev)
 	if err != nil {
 		return err
@@ -98,7 +101,7 @@ func (r *applyRun) applyOne(ctx context.Context, ev models.Event) error {
 	// payloads are proposals that go through the state machine (and their
 	// own state_machine_rules) like any lead event.
 	if loop.IsCRMSource(src.Kind) && src.Kind != "crm-event" && id.contact != nil {
-		d = humanCorrection(rules, ev, lc)
+		d = humanCorrection(rules, p, ev, lc)
 	}
 	d = r.applyOverride(rules, lc, p, d)
 	if held, err := r.breakerHolds(ctx, ev, id.contact, d); err != nil || held {
@@ -195,7 +198,7 @@ func addAlert(ctx context.Context, tx *models.Store, ev models.Event, contactID 
 func proposal(ev models.Event, src models.Source) lifecycle.Proposal {
 	fields := eventFields(ev)
 	p := lifecycle.Proposal{EventType: ev.EventType, TargetStage: deref(ev.TargetStage), SourceEventStages: src.Config.EventStages,
-		OccurredAt: ev.OccurredAt, Fields: fields}
+		SourceAliases: src.Config.StageAliases, SourceVocabulary: stageVocabulary(src.Kind), OccurredAt: ev.OccurredAt, Fields: fields}
 	switch strings.ToLower(strings.TrimSpace(fields["phone_verified"])) {
 	case "true", "1", "yes", "verified":
 		p.PhoneVerified = true
