@@ -24,9 +24,14 @@ import (
 	"github.com/leadgate/leadgate/models"
 )
 
-// Enqueuer schedules the apply task of a stored event.
+// Enqueuer schedules the apply task of a stored event that waits for hydration.
 type Enqueuer interface {
 	EnqueueApply(ctx context.Context, eventID string) error
+}
+
+// Announcer tells the apply drainers that events were stored; it never blocks.
+type Announcer interface {
+	Announce()
 }
 
 // Service is the ingest pipeline. All fields are required except Spool (nil:
@@ -39,6 +44,8 @@ type Service struct {
 	Filters *filter.Loader
 	Redis   redis.UniversalClient
 	Queue   Enqueuer
+	// Trigger announces stored events to the apply drainers (nil: every event gets its own apply task).
+	Trigger Announcer
 	Spool   *spool.Spool
 	// Group stores single-event deliveries of concurrent requests together (nil: each on its own).
 	// Its Run must be running.
