@@ -19,6 +19,7 @@ import (
 
 	"github.com/leadgate/leadgate/guards/filter"
 	"github.com/leadgate/leadgate/ingest/mapping"
+	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/ingest/signature"
 	"github.com/leadgate/leadgate/ingest/spool"
 	"github.com/leadgate/leadgate/models"
@@ -53,7 +54,9 @@ type Service struct {
 	// Gate writes committed keys to the fast gate off the answer path (nil: the gate is only read).
 	Gate    *GatePublisher
 	Metrics *Metrics
-	Log     *slog.Logger
+	// Phones remembers recently parsed phone numbers (nil: every number is parsed).
+	Phones *normalize.PhoneCache
+	Log    *slog.Logger
 	// Window is the sliding dedupe window for content-hash keys.
 	Window time.Duration
 	// GateTTL is how long Redis remembers a committed key (24 h by default).

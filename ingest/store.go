@@ -23,7 +23,7 @@ func gateKey(workspaceID int64, key string) string {
 func (s *Service) store(ctx context.Context, src models.Source, ct string, items []mapping.Item, now time.Time) Answer {
 	batch := make([]models.IngestItem, len(items))
 	for i, it := range items {
-		l := normalizeItem(it, src.Config, now)
+		l := normalizeItem(it, src.Config, now, s.Phones)
 		ev, err := l.event(newEventID(), src, ct, now)
 		if err != nil {
 			return errorAnswer(http.StatusBadRequest, "malformed", err.Error())

@@ -24,6 +24,7 @@ import (
 	"github.com/leadgate/leadgate/guards"
 	"github.com/leadgate/leadgate/handlers"
 	"github.com/leadgate/leadgate/ingest"
+	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/ingest/spool"
 	"github.com/leadgate/leadgate/internal/config"
 	"github.com/leadgate/leadgate/internal/egress"
@@ -103,6 +104,7 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 		Group:   &ingest.GroupCommit{Store: store, Log: log, Sizes: ingestMetrics.GroupSize},
 		Gate:    &ingest.GatePublisher{Redis: a.Redis, Log: log},
 		Metrics: ingestMetrics,
+		Phones:  normalize.NewPhoneCache(64 << 10),
 		Log:     log,
 		Window:  cfg.IdempotencyWindow,
 		GateTTL: 24 * time.Hour,
