@@ -59,7 +59,7 @@ func leadFor(t testing.TB, it mapping.Item, cfg models.SourceConfig, now time.Ti
 	if it.Fields == nil {
 		it.Fields = map[string]any{}
 	}
-	return normalizeItem(it, cfg, now)
+	return normalizeItem(it, cfg, now, nil)
 }
 
 func TestIdempotencyKey(t *testing.T) {

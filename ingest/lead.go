@@ -28,13 +28,13 @@ type lead struct {
 
 // normalizeItem applies identity normalization. Invalid values are kept raw
 // and flagged (never silently dropped).
-func normalizeItem(it mapping.Item, cfg models.SourceConfig, now time.Time) *lead {
+func normalizeItem(it mapping.Item, cfg models.SourceConfig, now time.Time, phones *normalize.PhoneCache) *lead {
 	l := &lead{
 		item:        it,
 		eventType:   cleanText(it.EventType),
 		occurredAt:  it.OccurredAt,
 		email:       normalize.Email(cleanText(it.Email)),
-		phone:       normalize.Phone(cleanText(it.Phone), cfg.DefaultRegion),
+		phone:       phones.Phone(cleanText(it.Phone), cfg.DefaultRegion),
 		firstName:   normalize.Name(cleanText(it.FirstName)),
 		lastName:    normalize.Name(cleanText(it.LastName)),
 		company:     strings.TrimSpace(cleanText(it.Company)),

@@ -19,14 +19,20 @@ import (
 
 	"github.com/leadgate/leadgate/guards/filter"
 	"github.com/leadgate/leadgate/ingest/mapping"
+	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/ingest/signature"
 	"github.com/leadgate/leadgate/ingest/spool"
 	"github.com/leadgate/leadgate/models"
 )
 
-// Enqueuer schedules the apply task of a stored event.
+// Enqueuer schedules the apply task of a stored event that waits for hydration.
 type Enqueuer interface {
 	EnqueueApply(ctx context.Context, eventID string) error
+}
+
+// Announcer tells the apply drainers that events were stored; it never blocks.
+type Announcer interface {
+	Announce()
 }
 
 // Service is the ingest pipeline. All fields are required except Spool (nil:
@@ -39,6 +45,8 @@ type Service struct {
 	Filters *filter.Loader
 	Redis   redis.UniversalClient
 	Queue   Enqueuer
+	// Trigger announces stored events to the apply drainers (nil: every event gets its own apply task).
+	Trigger Announcer
 	Spool   *spool.Spool
 	// Group stores single-event deliveries of concurrent requests together (nil: each on its own).
 	// Its Run must be running.
@@ -49,7 +57,9 @@ type Service struct {
 	// refusal alarm, off the answer path (nil: not counted).
 	Deliveries *DeliveryLog
 	Metrics    *Metrics
-	Log        *slog.Logger
+	// Phones remembers recently parsed phone numbers (nil: every number is parsed).
+	Phones *normalize.PhoneCache
+	Log    *slog.Logger
 	// Window is the sliding dedupe window for content-hash keys.
 	Window time.Duration
 	// GateTTL is how long Redis remembers a committed key (24 h by default).

@@ -23,7 +23,7 @@ func gateKey(workspaceID int64, key string) string {
 func (s *Service) store(ctx context.Context, src models.Source, ct string, items []mapping.Item, now time.Time) Answer {
 	batch := make([]models.IngestItem, len(items))
 	for i, it := range items {
-		l := normalizeItem(it, src.Config, now)
+		l := normalizeItem(it, src.Config, now, s.Phones)
 		ev, err := l.event(newEventID(), src, ct, now)
 		if err != nil {
 			return errorAnswer(http.StatusBadRequest, "malformed", err.Error())
@@ -169,16 +169,23 @@ func (s *Service) fastGate(ctx context.Context, batch []models.IngestItem) ([]mo
 	return out, true
 }
 
-// afterCommit publishes committed keys to the fast gate and enqueues the new
-// events. Failures here lose nothing: the sweep re-enqueues pending events and
-// Postgres still deduplicates.
+// afterCommit publishes committed keys to the fast gate and announces the new
+// events to the apply drainers (an event that waits for its provider's record
+// gets a task of its own). Failures here lose nothing: the sweep re-announces
+// pending events and Postgres still deduplicates.
 func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, results []models.IngestResult) {
 	redisUp := s.redisDown.allow(s.Now())
 	if s.Gate != nil && redisUp {
 		s.Gate.Publish(s.gateEntries(batch, results)...)
 	}
+	announce := false
 	for i, r := range results {
-		if r.Duplicate || batch[i].Event.Status != models.EventPending {
+		ev := batch[i].Event
+		if r.Duplicate || ev.Status != models.EventPending {
+			continue
+		}
+		if !needsHydration(ev) && s.Trigger != nil {
+			announce = true
 			continue
 		}
 		err := errRedisPaused
@@ -195,6 +202,14 @@ func (s *Service) afterCommit(ctx context.Context, batch []models.IngestItem, re
 			s.Log.Warn("ingest: enqueue failed; the sweep will retry", "event", r.EventID, "err", err)
 		}
 	}
+	if announce {
+		s.Trigger.Announce()
+	}
+}
+
+// needsHydration reports an id-only event: its provider is asked for the lead before it can be applied.
+func needsHydration(ev models.Event) bool {
+	return len(ev.Hydration) > 0 && ev.Email == nil && ev.Phone == nil
 }
 
 // gateEntries are the fast-gate keys of the newly committed items.

@@ -31,3 +31,15 @@ func IsFailure(err error) bool {
 	var busy *apply.BusyError
 	return !errors.As(err, &busy)
 }
+
+// Waker is what a batch trigger wakes (apply.Drainer).
+type Waker interface{ Kick() }
+
+// ApplyBatch is the handler of TypeApplyBatch: it wakes this process's drainer and returns at once.
+type ApplyBatch struct{ Drainer Waker }
+
+// ProcessTask wakes the drainer.
+func (h *ApplyBatch) ProcessTask(context.Context, *asynq.Task) error {
+	h.Drainer.Kick()
+	return nil
+}

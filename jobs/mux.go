@@ -20,6 +20,8 @@ type Deps struct {
 	Queue   Queue
 	Log     *slog.Logger
 	Applier *apply.Applier
+	// Drainer applies the inbox in batches; the batch trigger wakes it (nil: not registered).
+	Drainer *apply.Drainer
 	// Retention periods (see jobs.Retention).
 	RetentionIdempotency, RetentionPayloads time.Duration
 	// Guards (nil: not registered).
@@ -41,6 +43,9 @@ func NewMux(d Deps) *asynq.ServeMux {
 		d.Sync.Register(mux)
 	}
 	mux.Handle(TypeApplyEvent, applyEvent)
+	if d.Drainer != nil {
+		mux.Handle(TypeApplyBatch, &ApplyBatch{Drainer: d.Drainer})
+	}
 	registerGuards(mux, d)
 	return mux
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/leadgate/leadgate/models"
 )
 
-// TypeSweepStranded re-enqueues inbox events left unresolved without a task:
-// an enqueue that failed while Redis was down, or a task lost with Redis data.
+// TypeSweepStranded re-announces inbox events left unresolved: a trigger that
+// failed while Redis was down, or a task lost with Redis data.
 const TypeSweepStranded = "maintenance:sweep_stranded"
 
 // NewSweepStrandedTask builds the periodic sweep task.
@@ -30,23 +30,34 @@ type SweepStranded struct {
 	Grace time.Duration
 }
 
-// ProcessTask enqueues apply tasks for stranded events (at most one sweep
-// task per event at a time).
+// ProcessTask wakes the apply drainers for stranded events and re-enqueues
+// the tasks of stranded events that wait for hydration.
 func (h *SweepStranded) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 	n, err := h.Sweep(ctx)
 	if n > 0 {
-		h.Log.Info("stranded events re-enqueued", "count", n)
+		h.Log.Info("stranded events re-announced", "count", n)
 	}
 	return err
 }
 
-// Sweep does one pass and reports how many events it enqueued.
+// Sweep does one pass and reports how many stranded events it found (those a
+// batch claims counted up to 1000).
 func (h *SweepStranded) Sweep(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		ids, err := h.Store.EventsStranded(ctx, time.Now().Add(-h.Grace), 1000)
+	olderThan := time.Now().Add(-h.Grace)
+	n, err := h.Store.EventsStranded(ctx, olderThan, 1000)
+	if err != nil {
+		return 0, fmt.Errorf("jobs: sweep stranded: %w", err)
+	}
+	if n > 0 {
+		// One trigger covers them all: the drainer claims whatever is due.
+		if err := h.Queue.EnqueueApplyBatch(ctx); err != nil {
+			return 0, fmt.Errorf("jobs: sweep: %w", err)
+		}
+	}
+	for after := ""; ; {
+		ids, err := h.Store.EventsStrandedHydrating(ctx, olderThan, after, 1000)
 		if err != nil {
-			return total, fmt.Errorf("jobs: sweep stranded: %w", err)
+			return n, fmt.Errorf("jobs: sweep stranded: %w", err)
 		}
 		for _, id := range ids {
 			// The event's own task may still exist, orphaned "active" by a
@@ -55,12 +66,13 @@ func (h *SweepStranded) Sweep(ctx context.Context) (int, error) {
 			// now. Apply is idempotent, so the orphan running later is harmless.
 			_, err := h.Queue.Client.EnqueueContext(ctx, NewApplyEventTask(id), asynq.TaskID("apply:"+id+":sweep"))
 			if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
-				return total, fmt.Errorf("jobs: sweep enqueue %s: %w", id, err)
+				return n, fmt.Errorf("jobs: sweep enqueue %s: %w", id, err)
 			}
 		}
-		total += len(ids)
+		n += len(ids)
 		if len(ids) < 1000 {
-			return total, nil
+			return n, nil
 		}
+		after = ids[len(ids)-1]
 	}
 }

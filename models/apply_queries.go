@@ -74,19 +74,25 @@ func (s *Store) ObservationsAddAll(ctx context.Context, obs []Observation) error
 	if len(obs) == 0 {
 		return nil
 	}
-	var sb strings.Builder
-	args := make([]any, 0, len(obs)*11)
-	sb.WriteString(`INSERT INTO observations (workspace_id, contact_id, field, value, source, observed_at, basis, human, explicit_delete, event_id, actor) VALUES `)
+	n := len(obs)
+	ws := make([]int64, n)
+	contact, field, value, source, basis, actor := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	observed := make([]time.Time, n)
+	human, explicit := make([]bool, n), make([]bool, n)
+	event := make([]*string, n)
 	for i, o := range obs {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, o.WorkspaceID, o.ContactID, o.Field, o.Value, o.Source, o.ObservedAt, o.Basis, o.Human, o.ExplicitDelete, o.EventID, o.Actor)
+		ws[i], contact[i], field[i], value[i], source[i], basis[i], actor[i] = o.WorkspaceID, o.ContactID, o.Field, o.Value, o.Source, o.Basis, o.Actor
+		observed[i], human[i], explicit[i], event[i] = o.ObservedAt, o.Human, o.ExplicitDelete, o.EventID
 	}
-	sb.WriteString(` ON CONFLICT (contact_id, field, event_id) WHERE event_id IS NOT NULL DO NOTHING`)
-	if err := s.db.WithContext(ctx).Exec(sb.String(), args...).Error; err != nil {
-		return fmt.Errorf("models: add observations: %w", err)
+	_, err := s.pool().ExecContext(ctx, `INSERT INTO observations (workspace_id, contact_id, field, value, source, observed_at, basis, human,
+		explicit_delete, event_id, actor)
+		SELECT ws, contact::uuid, field, value, source, observed, basis, human, explicit, event::uuid, actor
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::boolean[],
+			$9::boolean[], $10::text[], $11::text[]) AS x(ws, contact, field, value, source, observed, basis, human, explicit, event, actor)
+		ON CONFLICT (contact_id, field, event_id) WHERE event_id IS NOT NULL DO NOTHING`,
+		ws, contact, field, value, source, observed, basis, human, explicit, event, actor)
+	if err != nil {
+		return fmt.Errorf("models: add %d observations: %w", n, err)
 	}
 	return nil
 }
@@ -97,19 +103,21 @@ func (s *Store) OutboxAddAll(ctx context.Context, rows []OutboxRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	var sb strings.Builder
-	args := make([]any, 0, len(rows)*7)
-	sb.WriteString(`INSERT INTO outbox (workspace_id, contact_id, kind, stable_id, version, action, payload) VALUES `)
+	n := len(rows)
+	ws, version := make([]int64, n), make([]int64, n)
+	contact := make([]*string, n)
+	kind, stable, action, payload := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, r := range rows {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString("(?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, r.WorkspaceID, r.ContactID, r.Kind, r.StableID, r.Version, r.Action, r.Payload)
+		ws[i], version[i], contact[i], kind[i], stable[i], action[i] = r.WorkspaceID, r.Version, r.ContactID, r.Kind, r.StableID, r.Action
+		payload[i] = rawJSON(r.Payload, "null")
 	}
-	sb.WriteString(` ON CONFLICT (workspace_id, stable_id) DO NOTHING`)
-	if err := s.db.WithContext(ctx).Exec(sb.String(), args...).Error; err != nil {
-		return fmt.Errorf("models: outbox add: %w", err)
+	_, err := s.pool().ExecContext(ctx, `INSERT INTO outbox (workspace_id, contact_id, kind, stable_id, version, action, payload)
+		SELECT ws, contact::uuid, kind, stable, version, action, payload::jsonb
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+		AS x(ws, contact, kind, stable, version, action, payload)
+		ON CONFLICT (workspace_id, stable_id) DO NOTHING`, ws, contact, kind, stable, version, action, payload)
+	if err != nil {
+		return fmt.Errorf("models: outbox add %d rows: %w", n, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,16 +130,38 @@ func (s *Store) EventByID(ctx context.Context, id string) (Event, error) {
 	return e, nil
 }
 
-// EventsStranded returns ids of unresolved events due for (re)processing and
-// received before olderThan: the crash-recovery sweep re-enqueues them.
-func (s *Store) EventsStranded(ctx context.Context, olderThan time.Time, limit int) ([]string, error) {
-	var ids []string
-	err := s.db.WithContext(ctx).Model(&Event{}).
-		Where("status IN ? AND received_at < ? AND (next_attempt_at IS NULL OR next_attempt_at <= now())",
-			[]string{EventPending, EventWaiting, EventRetrying}, olderThan).
-		Order("received_at").Limit(limit).Pluck("id", &ids).Error
+// EventsStranded counts, up to limit, the unresolved events due for
+// (re)processing and received before olderThan that a batch can claim: the
+// crash-recovery sweep wakes the apply drainers when there are any.
+func (s *Store) EventsStranded(ctx context.Context, olderThan time.Time, limit int) (int, error) {
+	var n int
+	err := s.pool().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM events WHERE `+unresolvedSQL+` AND `+applicableSQL+`
+		AND received_at < $1 AND (next_attempt_at IS NULL OR next_attempt_at <= now()) LIMIT $2) x`, olderThan, limit).Scan(&n)
 	if err != nil {
-		return nil, fmt.Errorf("models: stranded events: %w", err)
+		return 0, fmt.Errorf("models: stranded events: %w", err)
 	}
-	return ids, nil
+	return n, nil
+}
+
+// EventsStrandedHydrating returns, in id order after the id after, up to
+// limit ids of the unresolved events due and received before olderThan that
+// wait for their provider's record: each has a task of its own, which the
+// sweep re-enqueues.
+func (s *Store) EventsStrandedHydrating(ctx context.Context, olderThan time.Time, after string, limit int) ([]string, error) {
+	rows, err := s.pool().QueryContext(ctx, `SELECT id::text FROM events WHERE `+unresolvedSQL+` AND NOT `+applicableSQL+`
+		AND received_at < $1 AND (next_attempt_at IS NULL OR next_attempt_at <= now()) AND id > $2::uuid ORDER BY id LIMIT $3`,
+		olderThan, cmp.Or(after, "00000000-0000-0000-0000-000000000000"), limit)
+	if err != nil {
+		return nil, fmt.Errorf("models: stranded events waiting for hydration: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("models: stranded events waiting for hydration: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }

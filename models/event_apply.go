@@ -32,29 +32,6 @@ func (s *Store) EventSetOutcome(ctx context.Context, id string, o EventOutcome) 
 	return nil
 }
 
-// EventsPendingForIdentity returns the unresolved events of a workspace whose
-// identity lies within the given email and phone (each may be empty), oldest
-// occurrence first: one apply run drains a contact's backlog in order.
-func (s *Store) EventsPendingForIdentity(ctx context.Context, workspaceID int64, email, phone string, limit int) ([]Event, error) {
-	q := s.db.WithContext(ctx).Where("workspace_id = ? AND status IN ?", workspaceID, []string{EventPending, EventWaiting, EventRetrying}).
-		Where("hydration IS NULL OR email IS NOT NULL OR phone IS NOT NULL")
-	switch {
-	case email != "" && phone != "":
-		q = q.Where("(email = ? AND (phone IS NULL OR phone = ?)) OR (phone = ? AND email IS NULL)", email, phone, phone)
-	case email != "":
-		q = q.Where("email = ? AND phone IS NULL", email)
-	case phone != "":
-		q = q.Where("phone = ? AND email IS NULL", phone)
-	default:
-		return nil, nil
-	}
-	var out []Event
-	if err := q.Order("occurred_at, received_at, id").Limit(limit).Find(&out).Error; err != nil {
-		return nil, fmt.Errorf("models: pending events for identity: %w", err)
-	}
-	return out, nil
-}
-
 // EventsSince returns a workspace's events received since t, oldest first
 // (the dry-run's input).
 func (s *Store) EventsSince(ctx context.Context, workspaceID int64, t time.Time) ([]Event, error) {

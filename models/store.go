@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -31,13 +32,28 @@ type Store struct {
 	db *gorm.DB
 }
 
+// Option adjusts how Open connects.
+type Option func(*pgx.ConnConfig)
+
+// WithQueryTracer traces every statement of every connection (benchmarks count statements with it).
+func WithQueryTracer(t pgx.QueryTracer) Option {
+	return func(c *pgx.ConnConfig) { c.Tracer = t }
+}
+
 // Open connects to Postgres at dsn, creating the database first when it does not
 // exist (CONTRACT.md: serve creates it).
-func Open(ctx context.Context, dsn string, log *slog.Logger) (*Store, error) {
+func Open(ctx context.Context, dsn string, log *slog.Logger, opts ...Option) (*Store, error) {
 	if err := ensureDatabase(ctx, dsn); err != nil {
 		return nil, err
 	}
-	db, err := gorm.Open(postgres.New(postgres.Config{DSN: dsn}), &gorm.Config{
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("models: parse database url: %w", err)
+	}
+	for _, o := range opts {
+		o(cfg)
+	}
+	db, err := gorm.Open(postgres.New(postgres.Config{Conn: stdlib.OpenDB(*cfg)}), &gorm.Config{
 		Logger:                 logger.Discard,
 		SkipDefaultTransaction: true,
 		PrepareStmt:            false,

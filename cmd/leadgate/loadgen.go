@@ -25,6 +25,15 @@ type loadgenConfig struct {
 	Concurrency int
 	DupRatio    float64
 	Timeout     time.Duration
+	// Baseline also drives a trivial net/http handler in this process with the same load, for the ratio.
+	Baseline bool
+	// WatchDB is leadgate's database URL: the inbox is read (never written) to see apply keep up.
+	WatchDB string
+	// FindSustained steps the rate up until apply falls behind (needs WatchDB).
+	FindSustained bool
+	// WatchDrain sends nothing: it reports how fast apply drains the inbox's backlog (needs WatchDB).
+	WatchDrain bool
+	Sustain    sustainConfig
 }
 
 // loadgenKinds are the kinds loadgen can drive: each maps CONTRACT.md's
@@ -43,6 +52,15 @@ func parseLoadgen(args []string, stderr io.Writer) (loadgenConfig, error) {
 	fs.IntVar(&c.Concurrency, "concurrency", 64, "deliveries in flight at most")
 	fs.Float64Var(&c.DupRatio, "dup-ratio", 0, "share of deliveries (0-1) that repeat an earlier one, like a retrying sender")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "per-request timeout")
+	fs.BoolVar(&c.Baseline, "baseline", false, "also drive a trivial net/http handler in this process with the same load and print the ratio")
+	fs.StringVar(&c.WatchDB, "watch-db", "", "leadgate's database URL, read to see how far apply is behind (needed by --find-sustained and --watch-drain)")
+	fs.BoolVar(&c.FindSustained, "find-sustained", false, "find the highest rate at which every event is applied within --max-wait and the backlog stays flat")
+	fs.BoolVar(&c.WatchDrain, "watch-drain", false, "send nothing; print how many events apply resolves per 10 s until the inbox is empty")
+	fs.Float64Var(&c.Sustain.StartRate, "start-rate", 250, "--find-sustained: the first step's rate")
+	fs.Float64Var(&c.Sustain.Factor, "step-factor", 1.25, "--find-sustained: each step's rate is the last one's times this")
+	fs.DurationVar(&c.Sustain.StepDuration, "step-duration", 20*time.Second, "--find-sustained: how long each step sends")
+	fs.DurationVar(&c.Sustain.Hold, "hold", 60*time.Second, "--find-sustained: how long the rate found must hold")
+	fs.DurationVar(&c.Sustain.MaxWait, "max-wait", 5*time.Second, "--find-sustained: every event must be applied within this")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -54,6 +72,15 @@ func parseLoadgen(args []string, stderr io.Writer) (loadgenConfig, error) {
 
 func (c loadgenConfig) validate() error {
 	var errs []error
+	if (c.FindSustained || c.WatchDrain) && c.WatchDB == "" {
+		errs = append(errs, errors.New("--find-sustained and --watch-drain need --watch-db"))
+	}
+	if c.FindSustained && (c.Sustain.StartRate <= 0 || c.Sustain.Factor <= 1 || c.Sustain.StepDuration <= 0 || c.Sustain.Hold <= 0 || c.Sustain.MaxWait <= 0) {
+		errs = append(errs, errors.New("--start-rate, --step-duration, --hold and --max-wait must be positive and --step-factor above 1"))
+	}
+	if c.WatchDrain {
+		return errors.Join(errs...)
+	}
 	u, err := url.Parse(c.URL)
 	switch {
 	case c.URL == "":
@@ -100,13 +127,37 @@ func cmdLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer, _ 
 	if err != nil {
 		return err
 	}
+	var watch *inboxWatch
+	if cfg.WatchDB != "" {
+		if watch, err = openInboxWatch(ctx, cfg.WatchDB); err != nil {
+			return err
+		}
+		defer watch.Close()
+	}
+	if cfg.WatchDrain {
+		return watch.watchDrain(ctx, stdout, 10*time.Second)
+	}
+	var trivial *loadgenResult
+	if cfg.Baseline {
+		if trivial, err = trivialBaseline(ctx, cfg); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "trivial net/http handler (same load, max rate, %s): %.1f answers/s, p99 %s\n",
+			cfg.Duration, trivial.perSecond(trivial.Accepted), ms(trivial.P99))
+	}
 	fmt.Fprintf(stdout, "loadgen: %s deliveries to %s for %s, rate %s, concurrency %d, dup-ratio %.2f\n",
 		cfg.Kind, cfg.URL, cfg.Duration, rateLabel(cfg.Rate), cfg.Concurrency, cfg.DupRatio)
+	if cfg.FindSustained {
+		return findSustained(ctx, cfg, cfg.Sustain, watch, stdout)
+	}
 	res, err := runLoadgen(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	res.print(stdout)
+	if trivial != nil && trivial.Accepted > 0 {
+		fmt.Fprintf(stdout, "ratio       %.2f of the trivial handler's answers/s\n", res.perSecond(res.Accepted)/trivial.perSecond(trivial.Accepted))
+	}
 	return nil
 }
 

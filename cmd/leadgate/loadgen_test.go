@@ -222,3 +222,41 @@ func TestLoadgenLeadsAreDistinct(t *testing.T) {
 		emails[email], phones[phone] = true, true
 	}
 }
+
+// TestSustainedStepVerdict: a step holds only when ingest took the rate, answered every delivery 200,
+// no event waited longer than allowed and the backlog did not grow.
+func TestSustainedStepVerdict(t *testing.T) {
+	ok := func() *loadgenResult { return &loadgenResult{Elapsed: 10 * time.Second, Sent: 10000, Accepted: 10000} }
+	for _, tc := range []struct {
+		name        string
+		res         *loadgenResult
+		oldest      time.Duration
+		first, last float64
+		pass        bool
+	}{
+		{"kept up", ok(), 800 * time.Millisecond, 300, 320, true},
+		{"an event waited too long", ok(), 6 * time.Second, 300, 300, false},
+		{"the backlog grew", ok(), 2 * time.Second, 300, 2000, false},
+		{"ingest could not take the rate", &loadgenResult{Elapsed: 10 * time.Second, Sent: 9000, Accepted: 9000}, 0, 0, 0, false},
+		{"some deliveries refused", &loadgenResult{Elapsed: 10 * time.Second, Sent: 10000, Accepted: 9990}, 0, 0, 0, false},
+	} {
+		s := &step{rate: 1000, res: tc.res, oldest: tc.oldest, first: tc.first, last: tc.last}
+		s.judge(5 * time.Second)
+		if s.pass != tc.pass {
+			t.Errorf("%s: pass = %v (%s), want %v", tc.name, s.pass, s.why, tc.pass)
+		}
+	}
+}
+
+// TestTrivialBaselineServesTheSameLoad: the baseline handler answers every delivery 200 "queued".
+func TestTrivialBaselineServesTheSameLoad(t *testing.T) {
+	cfg := loadgenConfig{URL: "http://127.0.0.1:1/hooks/x", Kind: signature.KindHMAC, Secret: "s", Duration: 300 * time.Millisecond,
+		Concurrency: 4, Timeout: time.Second}
+	res, err := trivialBaseline(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Accepted == 0 || res.Accepted != res.Sent || res.ByStatus["queued"] != res.Accepted {
+		t.Errorf("trivial handler: %+v, want every delivery answered 200 queued", res)
+	}
+}

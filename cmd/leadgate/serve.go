@@ -51,6 +51,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 
 // runRoles runs the parts of a process its role asks for until ctx ends.
 func runRoles(ctx context.Context, a *app.App, role string) error {
+	if role == "all" {
+		a.Trigger.Local = a.Drainer // stored events wake the drainer beside them directly, without Redis
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	if a.Cfg.DebugAddr != "" {
 		g.Go(func() error { return a.ServeProfiler(ctx) })

@@ -24,6 +24,7 @@ import (
 	"github.com/leadgate/leadgate/guards"
 	"github.com/leadgate/leadgate/handlers"
 	"github.com/leadgate/leadgate/ingest"
+	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/ingest/spool"
 	"github.com/leadgate/leadgate/internal/config"
 	"github.com/leadgate/leadgate/internal/egress"
@@ -53,6 +54,9 @@ type App struct {
 	Registry *prometheus.Registry
 	Ingest   *ingest.Service
 	Applier  *apply.Applier
+	// Drainer applies the inbox in batches in the worker role; Trigger announces stored events to it.
+	Drainer  *apply.Drainer
+	Trigger  *jobs.ApplyTrigger
 	Guards   *guards.Set
 	Sync     *jobs.SyncTasks  // CRM sync: outbox relay, side effects, imports, drift
 	Hydrator *hydrate.Service // provider clients for id-only events
@@ -88,17 +92,20 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 	a.Guards.Guards.Base.AllowedHosts = cfg.EgressAllowedHosts
 	a.Egress = egress.Outbound(cfg.EgressAllowedHosts)
 	ingestMetrics := ingest.NewMetrics(a.Registry)
+	a.Trigger = &jobs.ApplyTrigger{Queue: a.Queue, Log: log}
 	a.Ingest = &ingest.Service{
 		Filters:    a.Guards.Filters,
 		Store:      store,
 		Sources:    &ingest.SourceCache{Store: store, Box: a.Box, TTL: 5 * time.Second},
 		Redis:      a.Redis,
 		Queue:      a.Queue,
+		Trigger:    a.Trigger,
 		Spool:      a.Spool,
 		Group:      &ingest.GroupCommit{Store: store, Log: log, Sizes: ingestMetrics.GroupSize},
 		Gate:       &ingest.GatePublisher{Redis: a.Redis, Log: log},
 		Deliveries: &ingest.DeliveryLog{Store: store, Log: log, Evaluate: a.Guards.Refusals.Evaluate},
 		Metrics:    ingestMetrics,
+		Phones:     normalize.NewPhoneCache(64 << 10),
 		Log:        log,
 		Window:     cfg.IdempotencyWindow,
 		GateTTL:    24 * time.Hour,
@@ -106,6 +113,17 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 	}
 	a.Applier = &apply.Applier{Store: store, Queue: a.Queue, Log: log}
 	a.Sync = jobs.NewSyncTasks(store, a.Box, a.Redis, a.Asynq, a.Registry, log, a.Egress)
+	a.Drainer = &apply.Drainer{Applier: a.Applier,
+		AfterBatch: func(ctx context.Context) { // sync right after apply commits
+			if err := a.Sync.Queue.Kick(ctx); err != nil {
+				log.Debug("crm sync: kick failed; the periodic tick will pick the work up", "err", err)
+			}
+		},
+		Busy: func(ctx context.Context) { // more than this process takes on: wake another worker process
+			if err := a.Queue.EnqueueApplyBatch(ctx); err != nil {
+				log.Debug("apply trigger not sent", "err", err)
+			}
+		}}
 	a.Sync.Relay.Writes = a.Guards.Writes
 	a.Sync.Relay.Runaway = &jobs.Runaway{Redis: a.Redis}
 	a.Guards.Monitor.Destinations = jobs.DestinationProbe(store)
@@ -127,6 +145,7 @@ func (a *App) Close() {
 	}
 	a.Ingest.Gate.Close()       // the last committed keys, before Redis goes
 	a.Ingest.Deliveries.Close() // the last refused-delivery counts, before Postgres goes
+	a.Trigger.Wait()
 	a.Asynq.Close()
 	a.Enqueues.Stop()
 	a.Redis.Close()
@@ -272,13 +291,16 @@ func (a *App) RunWorker(ctx context.Context) error {
 	if err := srv.Start(jobs.NewMux(a.JobDeps())); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
+	drained := make(chan struct{})
+	go func() { a.Drainer.Run(ctx); close(drained) }()
 	<-ctx.Done()
 	srv.Shutdown()
+	<-drained
 	return nil
 }
 
 func (a *App) JobDeps() jobs.Deps {
-	return jobs.Deps{Store: a.Store, Queue: a.Queue, Log: a.Log, Applier: a.Applier,
+	return jobs.Deps{Store: a.Store, Queue: a.Queue, Log: a.Log, Applier: a.Applier, Drainer: a.Drainer,
 		Alarms: a.Guards.Monitor, Deadman: a.Guards.Deadman, AlertRelay: a.Guards.Relay,
 		Sync:                 a.Sync,
 		RetentionIdempotency: a.Cfg.RetentionIdempotency, RetentionPayloads: a.Cfg.RetentionPayloads}

@@ -357,9 +357,11 @@ func (h *harness) stats() models.EventCounts {
 	return st.Events
 }
 
-// applyTasks lists the apply tasks waiting in asynq (pending and scheduled).
+// applyTasks lists the apply tasks waiting in asynq (pending and scheduled),
+// once the batch triggers announced so far have been sent.
 func (h *harness) applyTasks() []string {
 	h.t.Helper()
+	h.app.Trigger.Wait()
 	// asynq lists only queues named in its registry set, which a client fills
 	// on its first enqueue per process; after FLUSHDB the long-lived app
 	// client does not refill it (workers still find the tasks). Register the
@@ -379,18 +381,8 @@ func (h *harness) applyTasks() []string {
 	return ids
 }
 
-// tasksFor counts the apply tasks of one event: its own ("apply:<id>") and
-// the stranded sweep's ("apply:<id>:sweep"), which apply treats idempotently.
-func (h *harness) tasksFor(eventID string) int {
-	h.t.Helper()
-	n := 0
-	for _, id := range h.applyTasks() {
-		if id == "apply:"+eventID || id == "apply:"+eventID+":sweep" {
-			n++
-		}
-	}
-	return n
-}
+// applyTrigger is the task id of the batch trigger that wakes the apply drainers: one at a time.
+const applyTrigger = "apply:batch"
 
 // get fetches a public path (health, readiness).
 func (h *harness) get(path string) reply {

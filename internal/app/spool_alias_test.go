@@ -4,6 +4,9 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
+
+	"github.com/leadgate/leadgate/internal/testkit"
 )
 
 // TestSpooledRetryOfAStoredEventBecomesAnAlias: an event is stored, Redis then
@@ -16,6 +19,11 @@ func TestSpooledRetryOfAStoredEventBecomesAnAlias(t *testing.T) {
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	d := h.swDelivery(src, "stored-then-retried", `{"email":"alias@example.com"}`)
 	original := h.accept(d, "queued")
+	// The committed key reaches the fast gate off the answer path; Redis loses it only after that.
+	testkit.Eventually(t, 5*time.Second, "the key is in the fast gate", func() bool {
+		keys, err := h.rdb.Keys(context.Background(), "lg:idem:*").Result()
+		return err == nil && len(keys) == 1
+	})
 	if err := h.rdb.FlushDB(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}

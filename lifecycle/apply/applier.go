@@ -122,89 +122,81 @@ func (a *Applier) Apply(ctx context.Context, eventID string) error {
 		}
 		ev = hydrated
 	}
-	email, phone := a.contactIdentity(ctx, ev)
-	var later []delayed
-	var own *BusyError
-	err = a.Store.Tx(ctx, func(tx *models.Store) error {
-		if err := lockKeys(ctx, tx, ev.WorkspaceID, email, phone); err != nil {
-			return err
+	var own error
+	held := false
+	rep, err := a.runBatch(ctx, func(ctx context.Context, tx *models.Store) ([]models.Event, error) {
+		own, held = nil, false
+		evs, err := tx.EventsLock(ctx, []string{ev.ID})
+		if err != nil || len(evs) == 0 {
+			held = err == nil // resolved meanwhile, or another worker holds it: told apart below
+			return nil, err
 		}
-		batch, err := tx.EventsPendingForIdentity(ctx, ev.WorkspaceID, email, phone, a.batch())
-		if err != nil {
-			return err
+		// The event as it is now, under its lock: a peer's run may have
+		// rescheduled it since it was read above.
+		ev = evs[0]
+		if err := a.notDue(ev); err != nil {
+			own = err
+			return nil, nil
 		}
-		// The event as it is now, under the locks: a peer's run may have
-		// applied or rescheduled it since it was read above.
-		cur, found := findEvent(batch, ev.ID)
-		if !found {
-			if cur, err = tx.EventByID(ctx, ev.ID); err != nil {
-				return err
-			}
-			if cur.Resolved() {
-				return nil
-			}
-			batch = append(batch, cur) // outside the widened identity, or beyond the batch size
-		}
-		if err := a.notDue(cur); err != nil {
-			own = err.(*BusyError)
-			return nil
-		}
-		ev = cur
-		rules, err := a.rules(ctx, tx, ev.WorkspaceID)
-		if err != nil {
-			return err
-		}
-		run := &applyRun{a: a, tx: tx, rules: rules, sources: map[int64]models.Source{}, later: &later}
-		for _, e := range batch {
-			if e.ID == ev.ID {
-				// No savepoint: its failure rolls back the whole run.
-				if err := run.applyOne(ctx, e); err != nil {
-					if errors.Is(err, models.ErrBusy) {
-						return busy()
-					}
-					return err
-				}
-				continue
-			}
-			if e.NextAttemptAt != nil && e.NextAttemptAt.After(a.now()) {
-				continue // waiting for its own retry time
-			}
-			err := tx.Tx(ctx, func(sp *models.Store) error { return run.withStore(sp).applyOne(ctx, e) })
-			if errors.Is(err, models.ErrBusy) || errors.As(err, new(*BusyError)) {
-				return busy()
-			}
-			if err != nil {
-				a.Log.Warn("apply: pending peer failed; it will be retried by its own task", "event", e.ID, "err", err)
-			}
-		}
-		a.Failpoints.Hit(failpoint.ApplyBeforeCommit)
-		return nil
-	})
+		return evs, nil
+	}, func(id string) bool { return id == ev.ID })
 	if err != nil {
-		if errors.As(err, new(*BusyError)) {
-			return err
-		}
 		return a.recordFailure(ctx, ev, err)
 	}
-	a.Failpoints.Hit(failpoint.ApplyAfterCommit)
-	if own != nil {
+	switch {
+	case own != nil:
 		return own
+	case held:
+		cur, err := a.Store.EventByID(ctx, ev.ID)
+		if err != nil || cur.Resolved() {
+			return err
+		}
+		return busy()
 	}
+	switch f := rep.fates[ev.ID]; f.kind {
+	case fateBusy:
+		return busy()
+	case fateFailed:
+		if f.failed != nil {
+			return f.failed
+		}
+		return nil
+	}
+	return a.enqueueLater(ctx, rep.later, ev.ID)
+}
+
+// ApplyBatch claims up to n due pending events (FOR UPDATE SKIP LOCKED: concurrent workers take disjoint
+// batches), adds the other pending events of their contacts, and applies them all in one transaction. It
+// returns how many events it claimed and how many of them it left for a later batch because another
+// worker holds their contact.
+func (a *Applier) ApplyBatch(ctx context.Context, n int) (claimed, deferred int, err error) {
+	rep, err := a.runBatch(ctx, func(ctx context.Context, tx *models.Store) ([]models.Event, error) {
+		return tx.EventsClaim(ctx, n, a.now())
+	}, func(string) bool { return true })
+	if err != nil {
+		return len(rep.claimed), 0, fmt.Errorf("apply: batch of %d: %w", len(rep.claimed), err)
+	}
+	if err := a.enqueueLater(ctx, rep.later, ""); err != nil {
+		return len(rep.claimed), 0, err
+	}
+	return len(rep.claimed), rep.count(fateBusy), nil
+}
+
+// enqueueLater schedules the retries of the events that wait for a record. The
+// event named own is the caller's: its task is its retry (asynq reschedules it;
+// a new task under the same id would collide with the running one).
+func (a *Applier) enqueueLater(ctx context.Context, later []delayed, own string) error {
+	var ownWait error
 	for _, d := range later {
-		if d.eventID == ev.ID {
-			// This task is the event's retry: asynq reschedules it (a new
-			// task under the same id would collide with this running one).
-			own = &BusyError{Delay: d.delay, Why: "waiting for a record"}
+		if d.eventID == own {
+			ownWait = &BusyError{Delay: d.delay, Why: "waiting for a record"}
 			continue
 		}
 		if err := a.Queue.EnqueueApplyIn(ctx, d.eventID, d.delay); err != nil {
 			a.Log.Warn("apply: re-enqueue failed; the sweep will retry", "event", d.eventID, "err", err)
 		}
 	}
-	if own != nil {
-		return own
-	}
-	return nil
+	return ownWait
 }
 
 // notDue reports an event whose next attempt lies in the future.
@@ -216,31 +208,6 @@ func (a *Applier) notDue(ev models.Event) error {
 		return &BusyError{Delay: wait, Why: "not due yet (status " + ev.Status + ")"}
 	}
 	return nil
-}
-
-// contactIdentity widens the event's identity to its contact's: an email-only
-// reply and a phone-only call of one person then lock the same keys and are
-// applied in one ordered batch.
-func (a *Applier) contactIdentity(ctx context.Context, ev models.Event) (email, phone string) {
-	email, phone = deref(ev.Email), deref(ev.Phone)
-	byEmail, byPhone, err := a.Store.ContactsByIdentity(ctx, ev.WorkspaceID, email, phone)
-	if err != nil {
-		return email, phone // a read error the transaction will meet again
-	}
-	c := byEmail // email first, as identity resolution does
-	if c == nil {
-		c = byPhone
-	}
-	if c == nil {
-		return email, phone // no contact yet
-	}
-	if email == "" {
-		email = deref(c.Email)
-	}
-	if phone == "" {
-		phone = deref(c.Phone)
-	}
-	return email, phone
 }
 
 // lockIdentity takes the locks of one event's own identity keys.
@@ -269,43 +236,32 @@ func lockKeys(ctx context.Context, tx *models.Store, workspaceID int64, email, p
 	return nil
 }
 
-// recordFailure counts a failed run; after PoisonAttempts the event is
-// dead-lettered so its contact's later events proceed. Before that it answers
-// a *FailedError whose delay backs off from 2 s. A run cut short by its own
-// context (shutdown, kill) is not the event's fault and is not counted. The
-// event is only touched while still unresolved: a peer's run may have applied
-// it since the failed transaction rolled back.
+// recordFailure counts a failed run whose transaction rolled back; after
+// PoisonAttempts the event is dead-lettered so its contact's later events
+// proceed. Before that it answers a *FailedError whose delay backs off from
+// 2 s. A run cut short by its own context (shutdown, kill) is not the event's
+// fault and is not counted. The event is only touched while still unresolved
+// and free: a peer's run may have applied it since the failed transaction
+// rolled back.
 func (a *Applier) recordFailure(ctx context.Context, ev models.Event, cause error) error {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || errors.As(cause, new(*BusyError)) {
 		return cause
 	}
-	attempts := ev.Attempts + 1
-	if attempts < a.poisonAttempts() {
-		delay := failureDelay(attempts)
-		next := a.now().Add(delay)
-		if _, err := a.Store.EventSetOutcomeIfUnresolved(ctx, ev.ID, models.EventOutcome{Status: models.EventRetrying,
-			Reason: cause.Error(), Attempts: attempts, NextAttemptAt: &next}); err != nil {
-			a.Log.Warn("apply: record failed attempt", "event", ev.ID, "err", err)
-		}
-		return &FailedError{Cause: cause, Delay: delay}
-	}
-	reason := fmt.Sprintf("apply failed %d times: %v", attempts, cause)
+	var failed *FailedError
 	err := a.Store.Tx(ctx, func(tx *models.Store) error {
-		marked, err := tx.EventSetOutcomeIfUnresolved(ctx, ev.ID, models.EventOutcome{Status: models.EventQuarantined, Reason: reason, Attempts: attempts})
-		if err != nil || !marked {
+		cur, err := tx.EventsLock(ctx, []string{ev.ID})
+		if err != nil || len(cur) == 0 {
 			return err
 		}
-		dlID, err := tx.DeadLetterAdd(ctx, models.DeadLetter{WorkspaceID: ev.WorkspaceID, Kind: "apply_failed", Reason: reason,
-			EventID: &ev.ID, SourceID: &ev.SourceID, Payload: eventPayload(ev), Attempts: attempts})
-		if err != nil {
-			return err
-		}
-		return addAlert(ctx, tx, ev, nil, dlID, "apply_failed", reason)
+		failed, err = a.recordFailureIn(ctx, tx, cur[0], cause)
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("apply: dead-letter poisoned event %s: %w (after %v)", ev.ID, err, cause)
+		return fmt.Errorf("apply: record the failure of event %s: %w (after %v)", ev.ID, err, cause)
 	}
-	a.Log.Error("apply: event dead-lettered after repeated failures", "event", ev.ID, "err", cause)
+	if failed != nil {
+		return failed
+	}
 	return nil
 }
 
@@ -316,15 +272,6 @@ func failureDelay(n int) time.Duration {
 		n = 8
 	}
 	return 2 * time.Second << (n - 1)
-}
-
-func findEvent(batch []models.Event, id string) (models.Event, bool) {
-	for _, e := range batch {
-		if e.ID == id {
-			return e, true
-		}
-	}
-	return models.Event{}, false
 }
 
 func (a *Applier) now() time.Time {

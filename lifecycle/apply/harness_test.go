@@ -64,8 +64,14 @@ func testLogger() *slog.Logger {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvWith(t)
+}
+
+// newEnvWith is newEnv with options for the store's connections.
+func newEnvWith(t testing.TB, opts ...models.Option) *env {
+	t.Helper()
 	ctx := context.Background()
-	store, err := models.Open(ctx, testkit.Database(t), testLogger())
+	store, err := models.Open(ctx, testkit.Database(t), testLogger(), opts...)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -17,7 +17,7 @@ import (
 // applyRun is one transaction's worth of applying.
 type applyRun struct {
 	a       *Applier
-	tx      *models.Store
+	tx      applyStore
 	rules   lifecycle.Rules
 	sources map[int64]models.Source
 	// later collects events to retry after a delay. It is shared by the
@@ -37,7 +37,7 @@ type delayed struct {
 	delay   time.Duration
 }
 
-func (r *applyRun) withStore(st *models.Store) *applyRun {
+func (r *applyRun) withStore(st applyStore) *applyRun {
 	c := *r
 	c.tx = st
 	return &c
@@ -186,7 +186,7 @@ func (r *applyRun) quarantine(ctx context.Context, ev models.Event, c *models.Co
 
 // addAlert writes the alert outbox row of a dead letter, under a stable id
 // derived from the dead letter.
-func addAlert(ctx context.Context, tx *models.Store, ev models.Event, contactID *string, dlID int64, kind, reason string) error {
+func addAlert(ctx context.Context, tx applyStore, ev models.Event, contactID *string, dlID int64, kind, reason string) error {
 	alert, _ := json.Marshal(map[string]any{"type": "dead_letter", "dead_letter_id": dlID, "kind": kind, "reason": reason,
 		"event_id": ev.ID, "contact_id": deref(contactID)})
 	_, err := tx.OutboxAdd(ctx, models.OutboxRow{WorkspaceID: ev.WorkspaceID, ContactID: contactID, Kind: models.OutboxAlert,
