@@ -28,6 +28,7 @@ import (
 	"github.com/leadgate/leadgate/internal/config"
 	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/failpoint"
+	"github.com/leadgate/leadgate/internal/redisconn"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/jobs"
 	"github.com/leadgate/leadgate/lifecycle/apply"
@@ -38,11 +39,13 @@ import (
 
 // App holds the long-lived components of one process.
 type App struct {
-	Version  string
-	Cfg      config.Config
-	Log      *slog.Logger
-	Store    *models.Store
-	Redis    *redis.Client
+	Version string
+	Cfg     config.Config
+	Log     *slog.Logger
+	Store   *models.Store
+	// Redis is the one client of the process (a single server, Sentinel or Cluster, per LEADGATE_REDIS_URL);
+	// RedisOpt names the same Redis for asynq's scheduler, which makes its own client.
+	Redis    redis.UniversalClient
 	RedisOpt asynq.RedisConnOpt
 	Asynq    *asynq.Client
 	// Enqueues sends the enqueue scripts of concurrent asynq calls to Redis together.
@@ -62,15 +65,11 @@ type App struct {
 func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger) (*App, error) {
 	a := &App{Cfg: cfg, Log: log, Store: store, Registry: prometheus.NewRegistry(), Version: "dev"}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	opt, err := redis.ParseURL(cfg.RedisURL)
+	target, err := redisconn.Parse(cfg.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("LEADGATE_REDIS_URL: %w", err)
 	}
-	opt.PoolSize = 64
-	a.Redis = redis.NewClient(opt)
-	if a.RedisOpt, err = asynq.ParseRedisURI(cfg.RedisURL); err != nil {
-		return nil, fmt.Errorf("LEADGATE_REDIS_URL: %w", err)
-	}
+	a.Redis, a.RedisOpt = target.Client(64), target.Asynq()
 	a.Enqueues = jobs.NewEnqueuePipeline(a.Redis)
 	a.Asynq = asynq.NewClientFromRedisClient(a.Enqueues)
 	a.Queue = jobs.Queue{Client: a.Asynq}
@@ -287,7 +286,7 @@ func (a *App) RunScheduler(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s := &jobs.Scheduler{DB: sqlDB, Redis: a.RedisOpt, Log: a.Log, Poll: 10 * time.Second, Periodic: jobs.DefaultPeriodic()}
+	s := &jobs.Scheduler{DB: sqlDB, Redis: a.RedisOpt, Log: a.Log, Poll: 2 * time.Second, Periodic: jobs.DefaultPeriodic()}
 	return s.Run(ctx)
 }
 
