@@ -43,6 +43,7 @@ type opts struct {
 	window     time.Duration // content-hash dedupe window (default 1h)
 	maxBody    int64         // body limit (default 1 MiB)
 	redisURL   string        // a throwaway Redis deployment (Sentinel, Cluster) instead of a leased DB
+	dbURL      string        // a throwaway Postgres deployment (a primary and standby) instead of a test database
 }
 
 // harness is a real leadgate process (app.New + web.Routes) on its own
@@ -78,7 +79,10 @@ func newHarness(t testing.TB, o opts) *harness {
 	t.Helper()
 	ctx := context.Background()
 	log := testLogger()
-	dbURL := testkit.Database(t)
+	dbURL := o.dbURL
+	if dbURL == "" {
+		dbURL = testkit.Database(t)
+	}
 	redisURL := o.redisURL
 	if redisURL == "" {
 		redisURL = testkit.RedisDB(t)

@@ -44,6 +44,9 @@ func StartPGPair(ctx context.Context, dir string) (p *PGPair, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("throwaway: %w", err)
+	}
 	if err := reachable(runAs, dir); err != nil {
 		return nil, err
 	}
