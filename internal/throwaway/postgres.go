@@ -36,7 +36,7 @@ type PGPair struct {
 // StartPGPair runs initdb for the primary in dir, starts it, makes the standby with pg_basebackup -R and
 // returns once the standby streams.
 func StartPGPair(ctx context.Context, dir string) (p *PGPair, err error) {
-	bin, err := postgresBinDir()
+	bin, err := PostgresBinDir()
 	if err != nil {
 		return nil, err
 	}
@@ -202,8 +202,8 @@ func reachable(runAs *pguser.User, dir string) error {
 	return nil
 }
 
-// postgresBinDir finds the newest /usr/lib/postgresql/<version>/bin.
-func postgresBinDir() (string, error) {
+// PostgresBinDir finds the newest /usr/lib/postgresql/<version>/bin (initdb, pg_ctl, pg_basebackup).
+func PostgresBinDir() (string, error) {
 	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_basebackup")
 	if len(matches) == 0 {
 		return "", fmt.Errorf("throwaway: no pg_basebackup under /usr/lib/postgresql/*/bin (apt-get install postgresql)")
