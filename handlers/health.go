@@ -17,6 +17,9 @@ type Health struct {
 	Store *models.Store
 	Redis redis.UniversalClient
 	Spool *spool.Spool
+	// Draining, when set and true, makes /readyz answer 503 "draining": the process got SIGTERM and is
+	// finishing what it has, so a load balancer must send new deliveries elsewhere.
+	Draining func() bool
 }
 
 // Live always answers 200 while the process serves HTTP.
@@ -24,7 +27,9 @@ func (h *Health) Live(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// Ready is 200 while leadgate can store durably; Redis down is "degraded", not unready.
+// Ready is 200 while leadgate can store durably; Redis down is "degraded", not unready. "writes" says
+// where an accepted delivery goes now: "postgres", "spool" (no Postgres server takes writes: down, or
+// only a standby answers during a failover) or "none".
 func (h *Health) Ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -39,12 +44,17 @@ func (h *Health) Ready(w http.ResponseWriter, r *http.Request) {
 	if h.Spool != nil {
 		checks["spool"] = "ok"
 	}
-	status, code := "ready", http.StatusOK
+	status, code, writes := "ready", http.StatusOK, "postgres"
 	switch {
 	case pgErr != nil && h.Spool == nil:
-		status, code = "unready", http.StatusServiceUnavailable
-	case pgErr != nil || checks["redis"] != "ok":
+		status, code, writes = "unready", http.StatusServiceUnavailable, "none"
+	case pgErr != nil:
+		status, writes = "degraded", "spool"
+	case checks["redis"] != "ok":
 		status = "degraded"
 	}
-	writeJSON(w, code, map[string]any{"status": status, "checks": checks})
+	if h.Draining != nil && h.Draining() {
+		status, code = "draining", http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]any{"status": status, "writes": writes, "checks": checks})
 }

@@ -15,8 +15,10 @@ import (
 )
 
 // gateKey is the Redis fast-gate key of an idempotency key.
+// gateKey is the fast-gate key of an idempotency key. The workspace is its hash tag: a delivery's items
+// all belong to one workspace, so the gate's MGET stays within one Redis Cluster slot.
 func gateKey(workspaceID int64, key string) string {
-	return fmt.Sprintf("lg:idem:%d:%s", workspaceID, key)
+	return fmt.Sprintf("lg:idem:{%d}:%s", workspaceID, key)
 }
 
 // store makes the delivery's items durable and answers per CONTRACT.md.

@@ -43,7 +43,7 @@ func TestTwoSchedulerReplicasProduceEachJobOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &jobs.Scheduler{DB: sqlDB, Redis: ropt, Log: log, Poll: 200 * time.Millisecond,
+		s := &jobs.Scheduler{DB: sqlDB, Redis: ropt, Log: log, Poll: 200 * time.Millisecond, Check: 100 * time.Millisecond, Takeover: 300 * time.Millisecond,
 			Periodic: []jobs.Periodic{{Spec: "@every 1s", Task: task}}}
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = s.Run(runCtx) }()

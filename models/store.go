@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
@@ -106,32 +105,27 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 	})
 }
 
-// ensureDatabase creates the target database when the server says it is missing.
+// ensureDatabase creates the target database when the server says it is missing. dsn may name several
+// hosts (failover); the database is created on whichever of them pgx connects to.
 func ensureDatabase(ctx context.Context, dsn string) error {
-	u, err := url.Parse(dsn)
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return fmt.Errorf("models: parse database url: %w", err)
 	}
-	name := strings.TrimPrefix(u.Path, "/")
+	name := cfg.Database
 	if name == "" {
 		return nil
 	}
-	probe, err := sql.Open("pgx", dsn)
-	if err != nil {
-		return fmt.Errorf("models: open: %w", err)
-	}
+	probe := stdlib.OpenDB(*cfg.Copy())
 	defer probe.Close()
 	err = probe.PingContext(ctx)
 	var pgErr *pgconn.PgError
 	if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "3D000" {
 		return nil // exists, or a different problem the caller will see on connect
 	}
-	admin := *u
-	admin.Path = "/postgres"
-	adb, err := sql.Open("pgx", admin.String())
-	if err != nil {
-		return fmt.Errorf("models: open admin db: %w", err)
-	}
+	admin := cfg.Copy()
+	admin.Database = "postgres"
+	adb := stdlib.OpenDB(*admin)
 	defer adb.Close()
 	_, err = adb.ExecContext(ctx, `CREATE DATABASE "`+strings.ReplaceAll(name, `"`, `""`)+`"`)
 	if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "42P04") {
@@ -154,8 +148,10 @@ func IsUnavailable(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		// Class 08 connection exceptions, 57P0x shutdown / cannot connect now, 53 insufficient resources.
-		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "53")
+		// Class 08 connection exceptions, 57P0x shutdown / cannot connect now, 53 insufficient resources,
+		// 25006 a read-only server (a standby, or a primary demoted by a failover while this connection was open).
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "53") ||
+			pgErr.Code == "25006"
 	}
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, ErrNotFound)
 }

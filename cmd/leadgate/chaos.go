@@ -30,7 +30,11 @@ func parseChaos(args []string, stderr io.Writer) (chaos.Config, string, error) {
 	fs.DurationVar(&cfg.Storm, "storm", cfg.Storm, "length of the CRM 503 storm")
 	fs.DurationVar(&cfg.PostgresDowntime, "postgres-downtime", cfg.PostgresDowntime, "how long Postgres stays down in postgres-restart")
 	fs.DurationVar(&cfg.Drain, "drain", cfg.Drain, "how long to wait after the traffic for leadgate to resolve every event and empty its outbox")
-	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "LEADGATE_WORKER_CONCURRENCY of the leadgate process")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "LEADGATE_WORKER_CONCURRENCY of the leadgate process (of each worker process with --replicated)")
+	fs.BoolVar(&cfg.Replicated, "replicated", false, "run leadgate as separate web, worker and scheduler processes behind a round-robin balancer, on a throwaway Redis Sentinel set and Postgres primary + standby (faults: "+strings.Join(chaos.ReplicatedFaults, ", ")+")")
+	fs.IntVar(&cfg.Webs, "webs", cfg.Webs, "--replicated: web processes")
+	fs.IntVar(&cfg.WorkerProcs, "worker-procs", cfg.WorkerProcs, "--replicated: worker processes")
+	fs.IntVar(&cfg.Schedulers, "schedulers", cfg.Schedulers, "--replicated: scheduler processes")
 	fs.StringVar(&cfg.PostgresURL, "postgres-url", cfg.PostgresURL, "Postgres server for leadgate's own database (leadgate_chaos_*) when postgres-restart is off")
 	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "an empty Redis DB for leadgate when redis-restart is off (default: a throwaway redis-server)")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "directory for logs, spool and throwaway servers (default: a temp dir)")
@@ -44,6 +48,16 @@ func parseChaos(args []string, stderr io.Writer) (chaos.Config, string, error) {
 	}
 	if *format != "markdown" && *format != "text" {
 		return cfg, "", fmt.Errorf("chaos: --report %q must be markdown or text", *format)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if cfg.Replicated {
+		if !set["mode"] {
+			cfg.Mode = chaos.ModeLeadgate
+		}
+		if !set["faults"] || *faults == "all" {
+			*faults = strings.Join(chaos.ReplicatedFaults, ",")
+		}
 	}
 	var err error
 	if cfg.Faults, err = chaos.ParseFaults(*faults); err != nil {

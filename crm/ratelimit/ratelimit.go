@@ -87,11 +87,12 @@ func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
 // Config returns the effective configuration.
 func (l *Limiter) Config() Config { return l.cfg }
 
-// keys returns the log, pause and pending keys of a destination; the hash tag keeps them in one cluster
-// slot. The log holds requests by when they went out, pending ones by when they were admitted.
+// keys returns the log, pause, pending, epoch and hold keys of a destination; the hash tag keeps them in
+// one cluster slot. The log holds requests by when they went out, pending ones by when they were
+// admitted; the epoch is the replication id of the server that last admitted, the hold a failover's.
 func (l *Limiter) keys(key string) []string {
 	base := l.cfg.Prefix + "{" + key + "}"
-	return []string{base + ":log", base + ":pause", base + ":pending"}
+	return []string{base + ":log", base + ":pause", base + ":pending", base + ":epoch", base + ":hold"}
 }
 
 // pendingPoll is how often a caller waiting only on pending requests asks again: when they went out is
@@ -111,6 +112,15 @@ const pendingPoll = 50 * time.Millisecond
 // and a window plus a second. A server that refuses INFO (renamed away on some hosted Redis) gets no
 // hold; each process's Local still covers its own requests.
 //
+// A replica promoted by a failover (Sentinel, Cluster) has been up for long, but replication is
+// asynchronous: the last entries its old master admitted may never have reached it. Each admission
+// remembers the server's replication id (master_replid, new at every promotion) in the epoch key; when
+// the server's id differs from the remembered one, nothing is admitted for a window (the hold key), which
+// covers every request its old master saw go out, however far the replica lagged. A server without a
+// remembered id holds too when it was ever promoted (master_replid2 set): the epoch may be one of the
+// writes that did not arrive. Requests still pending at the failover are reinstated by Sent when they
+// are answered, and each process's Local counts its own meanwhile.
+//
 // The wait is until the (n-limit+1)th entry can leave the window: a sent one a window after it went
 // out, a pending one no sooner than a window after its admission, and never before the next poll.
 var admitScript = redis.NewScript(`
@@ -127,6 +137,22 @@ local info = redis.pcall('INFO', 'server')
 local up = type(info) == 'string' and tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
 if up and (up - 1) * 1000000 < window then
   return window - (up - 1) * 1000000
+end
+local repl = redis.pcall('INFO', 'replication')
+local id = type(repl) == 'string' and string.match(repl, 'master_replid:(%x+)')
+if id then
+  local seen = redis.call('GET', KEYS[4])
+  if seen ~= id then
+    local id2 = string.match(repl, 'master_replid2:(%x+)')
+    if seen or (id2 and id2 ~= string.rep('0', #id2)) then
+      redis.call('SET', KEYS[5], '1', 'PX', math.ceil(window / 1000))
+    end
+    redis.call('SET', KEYS[4], id)
+  end
+  local held = redis.call('PTTL', KEYS[5])
+  if held > 0 then
+    return held * 1000
+  end
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - inflight - window)

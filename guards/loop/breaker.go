@@ -133,12 +133,14 @@ func (b *Breaker) prefix() string {
 	return "lg:loop:cb"
 }
 
+// windowKey and tripKey share a hash tag (the contact), so allowScript and Clear stay within one
+// Redis Cluster slot.
 func (b *Breaker) windowKey(ws int64, contactID string) string {
-	return fmt.Sprintf("%s:%d:%s:n", b.prefix(), ws, contactID)
+	return fmt.Sprintf("%s:{%d:%s}:n", b.prefix(), ws, contactID)
 }
 
 func (b *Breaker) tripKey(ws int64, contactID string) string {
-	return fmt.Sprintf("%s:%d:%s:trip", b.prefix(), ws, contactID)
+	return fmt.Sprintf("%s:{%d:%s}:trip", b.prefix(), ws, contactID)
 }
 
 func (b *Breaker) now() time.Time {

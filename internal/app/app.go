@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -29,6 +30,7 @@ import (
 	"github.com/leadgate/leadgate/internal/config"
 	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/failpoint"
+	"github.com/leadgate/leadgate/internal/redisconn"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/jobs"
 	"github.com/leadgate/leadgate/lifecycle/apply"
@@ -39,11 +41,13 @@ import (
 
 // App holds the long-lived components of one process.
 type App struct {
-	Version  string
-	Cfg      config.Config
-	Log      *slog.Logger
-	Store    *models.Store
-	Redis    *redis.Client
+	Version string
+	Cfg     config.Config
+	Log     *slog.Logger
+	Store   *models.Store
+	// Redis is the one client of the process (a single server, Sentinel or Cluster, per LEADGATE_REDIS_URL);
+	// RedisOpt names the same Redis for asynq's scheduler, which makes its own client.
+	Redis    redis.UniversalClient
 	RedisOpt asynq.RedisConnOpt
 	Asynq    *asynq.Client
 	// Enqueues sends the enqueue scripts of concurrent asynq calls to Redis together.
@@ -61,20 +65,18 @@ type App struct {
 	Sync     *jobs.SyncTasks  // CRM sync: outbox relay, side effects, imports, drift
 	Hydrator *hydrate.Service // provider clients for id-only events
 	Egress   *egress.Guard    // SSRF guard of CRM, provider and side-effect webhook requests
+
+	draining atomic.Bool // SIGTERM received: /readyz answers 503 while requests still arrive
 }
 
 func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger) (*App, error) {
 	a := &App{Cfg: cfg, Log: log, Store: store, Registry: prometheus.NewRegistry(), Version: "dev"}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	opt, err := redis.ParseURL(cfg.RedisURL)
+	target, err := redisconn.Parse(cfg.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("LEADGATE_REDIS_URL: %w", err)
 	}
-	opt.PoolSize = 64
-	a.Redis = redis.NewClient(opt)
-	if a.RedisOpt, err = asynq.ParseRedisURI(cfg.RedisURL); err != nil {
-		return nil, fmt.Errorf("LEADGATE_REDIS_URL: %w", err)
-	}
+	a.Redis, a.RedisOpt = target.Client(64), target.Asynq()
 	a.Enqueues = jobs.NewEnqueuePipeline(a.Redis)
 	a.Asynq = asynq.NewClientFromRedisClient(a.Enqueues)
 	a.Queue = jobs.Queue{Client: a.Asynq}
@@ -213,7 +215,7 @@ func (a *App) Deps() web.Deps {
 		Log:          a.Log,
 		Hooks:        &handlers.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
 		API:          &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
-		Health:       &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool},
+		Health:       &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool, Draining: a.draining.Load},
 		Metrics:      promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),
 		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
 		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender},
@@ -252,19 +254,35 @@ func (a *App) ServeHTTP(ctx context.Context) error {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
-	err := serveUntilDone(ctx, srv, 15*time.Second, "http")
+	err := serveUntilDone(ctx, srv, 15*time.Second, "http", a.drain)
 	a.Ingest.Group.Close() // after the last request: nothing is waiting on a group any more
 	return err
 }
 
-// serveUntilDone serves srv until ctx ends, then shuts it down, giving requests in flight up to grace.
-func serveUntilDone(ctx context.Context, srv *http.Server, grace time.Duration, name string) error {
+// drain runs between SIGTERM and closing the listener: /readyz says "draining" at once, answers ask
+// clients to close their connections, and for LEADGATE_DRAIN_DELAY deliveries are still answered as
+// usual while the load balancer notices (its readiness probe) and stops sending new ones.
+func (a *App) drain(srv *http.Server) {
+	a.draining.Store(true)
+	srv.SetKeepAlivesEnabled(false)
+	if a.Cfg.DrainDelay > 0 {
+		a.Log.Info("http: draining", "delay", a.Cfg.DrainDelay)
+		time.Sleep(a.Cfg.DrainDelay)
+	}
+}
+
+// serveUntilDone serves srv until ctx ends, then runs beforeShutdown (if any) and shuts srv down, giving
+// requests in flight up to grace.
+func serveUntilDone(ctx context.Context, srv *http.Server, grace time.Duration, name string, beforeShutdown func(*http.Server)) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("%s: %w", name, err)
 	case <-ctx.Done():
+	}
+	if beforeShutdown != nil {
+		beforeShutdown(srv)
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
@@ -311,7 +329,7 @@ func (a *App) RunScheduler(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s := &jobs.Scheduler{DB: sqlDB, Redis: a.RedisOpt, Log: a.Log, Poll: 10 * time.Second, Periodic: jobs.DefaultPeriodic()}
+	s := &jobs.Scheduler{DB: sqlDB, Redis: a.RedisOpt, Log: a.Log, Poll: 2 * time.Second, Periodic: jobs.DefaultPeriodic()}
 	return s.Run(ctx)
 }
 

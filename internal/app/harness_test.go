@@ -28,6 +28,7 @@ import (
 	"github.com/leadgate/leadgate/ingest/signature"
 	"github.com/leadgate/leadgate/internal/app"
 	"github.com/leadgate/leadgate/internal/config"
+	"github.com/leadgate/leadgate/internal/redisconn"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/jobs"
 	"github.com/leadgate/leadgate/models"
@@ -41,6 +42,8 @@ type opts struct {
 	redisProxy bool          // reach Redis through a cuttable proxy
 	window     time.Duration // content-hash dedupe window (default 1h)
 	maxBody    int64         // body limit (default 1 MiB)
+	redisURL   string        // a throwaway Redis deployment (Sentinel, Cluster) instead of a leased DB
+	dbURL      string        // a throwaway Postgres deployment (a primary and standby) instead of a test database
 }
 
 // harness is a real leadgate process (app.New + web.Routes) on its own
@@ -49,8 +52,8 @@ type harness struct {
 	t       testing.TB
 	app     *app.App
 	srv     *httptest.Server
-	store   *models.Store // direct, never through the proxy
-	rdb     *redis.Client // direct client on the test's Redis DB
+	store   *models.Store         // direct, never through the proxy
+	rdb     redis.UniversalClient // direct client on the test's Redis DB
 	redisDB int
 	admin   string
 	pg      *testkit.Proxy
@@ -76,8 +79,14 @@ func newHarness(t testing.TB, o opts) *harness {
 	t.Helper()
 	ctx := context.Background()
 	log := testLogger()
-	dbURL := testkit.Database(t)
-	redisURL := testkit.RedisDB(t)
+	dbURL := o.dbURL
+	if dbURL == "" {
+		dbURL = testkit.Database(t)
+	}
+	redisURL := o.redisURL
+	if redisURL == "" {
+		redisURL = testkit.RedisDB(t)
+	}
 
 	direct, err := models.Open(ctx, dbURL, log)
 	if err != nil {
@@ -89,12 +98,12 @@ func newHarness(t testing.TB, o opts) *harness {
 	}
 
 	h := &harness{t: t, store: direct, clock: &clock{}}
-	ropt, err := redis.ParseURL(redisURL)
+	target, err := redisconn.Parse(redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.redisDB = ropt.DB
-	h.rdb = redis.NewClient(ropt)
+	h.redisDB = target.DB
+	h.rdb = target.Client(8)
 	t.Cleanup(func() { _ = h.rdb.Close() })
 
 	appDB, appRedis := dbURL, redisURL
@@ -103,7 +112,7 @@ func newHarness(t testing.TB, o opts) *harness {
 		appDB = withHost(t, dbURL, h.pg.Addr())
 	}
 	if o.redisProxy {
-		h.redis = testkit.NewProxy(t, ropt.Addr)
+		h.redis = testkit.NewProxy(t, target.Addrs[0])
 		appRedis = withHost(t, redisURL, h.redis.Addr())
 	}
 	store := direct

@@ -187,7 +187,7 @@ func TestGroupCommittedKeyIsOnTheFastGate(t *testing.T) {
 // gateValue waits up to 5 s for the fast-gate key of an idempotency key and returns its value.
 func (h *harness) gateValue(key string) string {
 	h.t.Helper()
-	gk := fmt.Sprintf("lg:idem:%d:%s", h.wsID(), key)
+	gk := fmt.Sprintf("lg:idem:{%d}:%s", h.wsID(), key)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		got, err := h.rdb.Get(context.Background(), gk).Result()

@@ -19,5 +19,5 @@ func (a *App) ServeProfiler(ctx context.Context) error {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Addr: a.Cfg.DebugAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	a.Log.Info("profiler listening", "addr", a.Cfg.DebugAddr)
-	return serveUntilDone(ctx, srv, 5*time.Second, "profiler")
+	return serveUntilDone(ctx, srv, 5*time.Second, "profiler", nil)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,17 +34,25 @@ func TestSmallChaosRunLeadgateHoldsEveryPromise(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the leadgate binary for about two minutes")
 	}
-	for _, need := range []string{"redis-server"} {
-		if _, err := exec.LookPath(need); err != nil {
-			t.Skipf("%s is not installed", need)
+	runAndRequireEveryPromise(t, smallRun, []string{"redis-server"}, 8*time.Minute, AllFaults)
+}
+
+// runAndRequireEveryPromise runs the scenario cfg builds (skipping when a needed server binary is
+// missing) and requires leadgate's column to break no promise with every fault in want injected. The
+// timeout only stops a hung run; how long it took is logged, not asserted.
+func runAndRequireEveryPromise(t *testing.T, config func(bin string) Config, need []string, timeout time.Duration, want []string) *Column {
+	t.Helper()
+	for _, n := range need {
+		if _, err := exec.LookPath(n); err != nil {
+			t.Skipf("%s is not installed", n)
 		}
 	}
 	if _, err := postgresBinDir(); err != nil {
 		t.Skip(err)
 	}
-	cfg := smallRun(leadgateBinary(t))
+	cfg := config(leadgateBinary(t))
 	cfg.Log = t.Logf
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	began := time.Now()
 	rep, err := Run(ctx, cfg)
@@ -65,9 +74,10 @@ func TestSmallChaosRunLeadgateHoldsEveryPromise(t *testing.T) {
 			t.Errorf("fault %s was not injected: %s", f.Fault, f.Err)
 		}
 	}
-	if len(lg.Faults) != len(AllFaults) {
-		t.Errorf("faults injected: %+v, want all of %v", lg.Faults, AllFaults)
+	if len(lg.Faults) != len(want) {
+		t.Errorf("faults injected: %+v, want all of %v", lg.Faults, want)
 	}
+	return lg
 }
 
 // leadgateBinary builds cmd/leadgate into the test's temp dir, or returns $LEADGATE_CHAOS_BINARY
@@ -84,4 +94,40 @@ func leadgateBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// replicatedRun is the CI-sized replicated run: 150 leads over about 80 s, long enough for the four
+// faults (each takes seconds on a loaded machine) to land while the traffic runs.
+func replicatedRun(bin string) Config {
+	cfg := DefaultConfig()
+	cfg.Binary = bin
+	cfg.Replicated = true
+	cfg.Mode = ModeLeadgate
+	cfg.Faults = slices.Clone(ReplicatedFaults)
+	cfg.Leads = 150
+	cfg.Rate = 5
+	cfg.CRMRPS = 20
+	cfg.Drain = 150 * time.Second
+	cfg.Workers = 5
+	return cfg
+}
+
+// TestSmallReplicatedChaosRunHoldsEveryPromise runs 2 web, 2 worker and 2 scheduler processes behind
+// the balancer, on a Redis Sentinel set and a Postgres primary with a synchronous standby, while a web
+// process is killed, then a worker, the Redis master fails over and the Postgres primary is promoted
+// away. Leadgate's column must be all zeros, with never two schedulers active. The long version is
+// `leadgate chaos --replicated` (10,000 leads by default).
+func TestSmallReplicatedChaosRunHoldsEveryPromise(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a replicated deployment for about three minutes")
+	}
+	lg := runAndRequireEveryPromise(t, replicatedRun, []string{"redis-server", "redis-cli"}, 10*time.Minute, ReplicatedFaults)
+	if !lg.SchedulerKnown {
+		t.Error("the schedulers' activity was not measured")
+	}
+	for _, f := range lg.Faults {
+		if f.At > lg.SendWindow {
+			t.Logf("fault %s began at %s, after the send window (%s): the machine is slow", f.Fault, f.At, lg.SendWindow)
+		}
+	}
 }

@@ -23,8 +23,19 @@ const (
 	FaultCRMStorm        = "crm-503-storm"
 )
 
-// AllFaults lists every fault in the order the injector runs them.
+// Faults of the replicated mode.
+const (
+	FaultKillWeb         = "kill-web"         // SIGKILL of one web process, then a restart
+	FaultKillWorker      = "kill-worker"      // SIGKILL of one worker process, then a restart
+	FaultRedisFailover   = "redis-failover"   // the Redis master killed, Sentinel promotes the replica
+	FaultPostgresPromote = "postgres-promote" // the Postgres primary crashed, the standby promoted
+)
+
+// AllFaults lists every fault of a single-process run in the order the injector runs them.
 var AllFaults = []string{FaultCRMStorm, FaultSIGKILL, FaultRedisRestart, FaultPostgresRestart}
+
+// ReplicatedFaults lists every fault of a replicated run in the order the injector runs them.
+var ReplicatedFaults = []string{FaultKillWeb, FaultKillWorker, FaultRedisFailover, FaultPostgresPromote}
 
 // Config is one chaos run.
 type Config struct {
@@ -58,8 +69,14 @@ type Config struct {
 	WorkDir string
 	// Keep leaves WorkDir (and the database) in place for inspection.
 	Keep bool
-	// Workers is LEADGATE_WORKER_CONCURRENCY for the leadgate process.
+	// Workers is LEADGATE_WORKER_CONCURRENCY for the leadgate process (each worker process when replicated).
 	Workers int
+
+	// Replicated runs leadgate as separate processes behind a round-robin balancer (Webs web, WorkerProcs
+	// worker and Schedulers scheduler processes) on a throwaway Redis Sentinel set (master, replica,
+	// three sentinels) and a throwaway Postgres primary with a streaming standby, with ReplicatedFaults.
+	Replicated                    bool
+	Webs, WorkerProcs, Schedulers int
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any)
 }
@@ -71,6 +88,7 @@ func DefaultConfig() Config {
 		Rate: 100, CRMRPS: 5, Storm: 60 * time.Second, PostgresDowntime: 3 * time.Second, Drain: 3 * time.Hour,
 		PostgresURL: "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
 		Workers:     20,
+		Webs:        2, WorkerProcs: 2, Schedulers: 2,
 	}
 }
 
@@ -86,8 +104,9 @@ func ParseFaults(s string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if !slices.Contains(AllFaults, f) {
-			return nil, fmt.Errorf("chaos: unknown fault %q (known: %s, all, none)", f, strings.Join(AllFaults, ", "))
+		if !slices.Contains(AllFaults, f) && !slices.Contains(ReplicatedFaults, f) {
+			return nil, fmt.Errorf("chaos: unknown fault %q (known: %s; replicated: %s; all, none)", f,
+				strings.Join(AllFaults, ", "), strings.Join(ReplicatedFaults, ", "))
 		}
 		if !slices.Contains(out, f) {
 			out = append(out, f)
@@ -111,9 +130,19 @@ func (c Config) Validate() error {
 	if c.Mode != ModeLeadgate && c.Mode != ModeBaseline && c.Mode != ModeBoth {
 		errs = append(errs, fmt.Errorf("--mode %q must be leadgate, baseline or both", c.Mode))
 	}
+	known, mode := AllFaults, "a single-process"
+	if c.Replicated {
+		known, mode = append(slices.Clone(ReplicatedFaults), FaultCRMStorm), "a replicated"
+		if c.Mode != ModeLeadgate {
+			errs = append(errs, errors.New("--replicated runs leadgate only: use --mode leadgate"))
+		}
+		if c.Webs < 1 || c.WorkerProcs < 1 || c.Schedulers < 1 || c.Webs+c.WorkerProcs+c.Schedulers > 20 {
+			errs = append(errs, errors.New("--webs, --worker-procs and --schedulers must be at least 1 each, 20 processes at most"))
+		}
+	}
 	for _, f := range c.Faults {
-		if !slices.Contains(AllFaults, f) {
-			errs = append(errs, fmt.Errorf("unknown fault %q", f))
+		if !slices.Contains(known, f) {
+			errs = append(errs, fmt.Errorf("fault %q does not apply to %s run (known: %s)", f, mode, strings.Join(known, ", ")))
 		}
 	}
 	if c.Rate <= 0 {

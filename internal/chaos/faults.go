@@ -24,6 +24,8 @@ type faultHooks struct {
 	postgresRestart func(context.Context) error
 	crm             *fakeCRMProc
 	storm           time.Duration
+	// replicated are the replicated run's faults by name (ReplicatedFaults).
+	replicated map[string]func(context.Context) error
 }
 
 // injectFaults spreads the configured faults over the send window (the i-th of k at (i+1)/(k+1) of
@@ -76,6 +78,8 @@ func injectFaults(ctx context.Context, faults []string, window time.Duration, ba
 			wg.Go(func() {
 				run(func(ctx context.Context) error { return storm(ctx, h.crm, h.storm) })
 			})
+		default:
+			run(h.replicated[f])
 		}
 	}
 	wg.Wait()

@@ -51,6 +51,16 @@ type Column struct {
 	Wall             time.Duration
 	Faults           []FaultRecord
 	Notes            []string
+
+	// Topology describes a replicated run's deployment ("" for one process).
+	Topology string
+	// SchedulerKnown: the scheduler processes' activity was measured (replicated runs): how many times one
+	// became active, how long two or more were active at once (must be 0) and the longest stretch with
+	// none active (a failover's takeover).
+	SchedulerKnown      bool
+	SchedulerSpans      int
+	SchedulerOverlap    time.Duration
+	SchedulerLongestGap time.Duration
 }
 
 // WriteFailureRate is WriteFailures / WriteTotal.
@@ -79,6 +89,12 @@ func (c *Column) Violations() []string {
 	add(c.WriteFailures > 0, "%d CRM writes failed after retries", c.WriteFailures)
 	add(c.CRMKnown && c.CRM429 > 0, "%d CRM 429 answers", c.CRM429)
 	add(c.CRMKnown && c.MaxIn1s > c.RateLimit, "%d CRM requests in one second", c.MaxIn1s)
+	if c.SchedulerKnown && c.SchedulerSpans == 0 {
+		v = append(v, "no scheduler was ever active")
+	}
+	if c.SchedulerKnown && c.SchedulerOverlap > 0 {
+		v = append(v, "two schedulers active at once for "+c.SchedulerOverlap.String())
+	}
 	return v
 }
 

@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leadgate/leadgate/internal/pguser"
+	"github.com/leadgate/leadgate/internal/throwaway"
 )
 
 // pgCluster is a throwaway Postgres cluster in a temp dir, started and stopped with pg_ctl, run as the
@@ -98,18 +98,8 @@ func (p *pgCluster) run(ctx context.Context, name string, args ...string) ([]byt
 	return cmd.CombinedOutput()
 }
 
-// postgresBinDir finds the newest /usr/lib/postgresql/<version>/bin.
-func postgresBinDir() (string, error) {
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(matches) == 0 {
-		return "", fmt.Errorf("postgres: no initdb under /usr/lib/postgresql/*/bin (the postgres-restart fault needs the server binaries)")
-	}
-	version := func(path string) int {
-		v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(path))))
-		return v
-	}
-	return filepath.Dir(slices.MaxFunc(matches, func(a, b string) int { return version(a) - version(b) })), nil
-}
+// postgresBinDir finds the newest Postgres server binaries.
+func postgresBinDir() (string, error) { return throwaway.PostgresBinDir() }
 
 // databaseURL returns serverURL with its database replaced by db.
 func databaseURL(serverURL, db string) (string, error) {

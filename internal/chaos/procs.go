@@ -14,9 +14,10 @@ import (
 
 // child is a process the run started, with its output in a log file.
 type child struct {
-	cmd    *exec.Cmd
-	log    *os.File
-	exited chan struct{}
+	cmd     *exec.Cmd
+	log     *os.File
+	exited  chan struct{}
+	started time.Time
 }
 
 // startChild starts cmd with stdout (unless already piped) and stderr appended to logPath. The child
@@ -35,7 +36,7 @@ func startChild(cmd *exec.Cmd, logPath string) (*child, error) {
 		f.Close()
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
-	c := &child{cmd: cmd, log: f, exited: make(chan struct{})}
+	c := &child{cmd: cmd, log: f, exited: make(chan struct{}), started: time.Now()}
 	go func() {
 		_ = cmd.Wait()
 		f.Close()

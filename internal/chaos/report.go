@@ -110,6 +110,12 @@ func rows() []row {
 			return fmtKinds(c.DeadLetters) + " / " + fmt.Sprint(c.OutboxPending)
 		}},
 		{"faults injected", func(c *Column) string { return fmtFaults(c.Faults) }},
+		{"schedulers: activations / time two were active / longest time none was", func(c *Column) string {
+			if !c.SchedulerKnown {
+				return "n/a (one process)"
+			}
+			return fmt.Sprintf("%d / %s / %s", c.SchedulerSpans, fmtDur(c.SchedulerOverlap), fmtDur(c.SchedulerLongestGap))
+		}},
 	}
 }
 
@@ -204,6 +210,14 @@ func (r *Report) Write(w io.Writer, format string) error {
 		}
 	}
 	for _, c := range cols {
+		if c.Topology != "" {
+			fmt.Fprintf(&b, "\n- %s: %s", c.Name, c.Topology)
+		}
+		for _, f := range c.Faults {
+			if f.Err == "" && f.Skip == "" {
+				fmt.Fprintf(&b, "\n- %s: fault %s at %s, recovered in %s", c.Name, f.Fault, f.At.Round(100*time.Millisecond), f.Took.Round(100*time.Millisecond))
+			}
+		}
 		for _, n := range c.Notes {
 			fmt.Fprintf(&b, "\n- %s: %s", c.Name, n)
 		}
@@ -217,7 +231,11 @@ func (r *Report) Write(w io.Writer, format string) error {
 		if v := r.Leadgate.Violations(); len(v) > 0 {
 			fmt.Fprintf(&b, "\n\nleadgate FAILED: %s\n", strings.Join(v, "; "))
 		} else {
-			fmt.Fprintf(&b, "\n\nleadgate held every promise: 0 duplicates, 0 regressions, 0 lost, every acknowledged event resolved, no rate-limit violation.\n")
+			fmt.Fprintf(&b, "\n\nleadgate held every promise: 0 duplicates, 0 regressions, 0 lost, every acknowledged event resolved, no rate-limit violation")
+			if r.Leadgate.SchedulerKnown {
+				b.WriteString(", never two schedulers active")
+			}
+			b.WriteString(".\n")
 		}
 	} else {
 		b.WriteString("\n")

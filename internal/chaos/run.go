@@ -47,7 +47,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		rep.Baseline = col
 	}
-	if cfg.Mode == ModeLeadgate || cfg.Mode == ModeBoth {
+	if cfg.Replicated {
+		col, err := runReplicated(ctx, cfg, &sc, filepath.Join(dir, "replicated"))
+		if err != nil {
+			return nil, err
+		}
+		rep.Leadgate = col
+	} else if cfg.Mode == ModeLeadgate || cfg.Mode == ModeBoth {
 		col, err := runLeadgate(ctx, cfg, &sc, filepath.Join(dir, "leadgate"))
 		if err != nil {
 			return nil, err
@@ -183,6 +189,20 @@ func runLeadgate(ctx context.Context, cfg Config, sc *Scenario, dir string) (*Co
 	}
 	cfg.logf("leadgate: sending")
 	traffic, faults := drive(ctx, cfg, sc, targets, hooks)
+	col, err := evaluate(ctx, cfg, sc, lg, crm, syncing, traffic, faults, "leadgate")
+	if err != nil {
+		return nil, err
+	}
+	if !lg.proc.running() {
+		col.Notes = append(col.Notes, "leadgate exited during the run; last log lines:\n"+tail(lg.logPath, 20))
+	}
+	return col, nil
+}
+
+// evaluate waits for leadgate (lg's admin API) to resolve every event and empty its outbox, then
+// measures what the CRM (or, without the CRM sync, leadgate) holds against what the senders were told.
+func evaluate(ctx context.Context, cfg Config, sc *Scenario, lg *leadgateProc, crm *fakeCRMProc, syncing bool, traffic *Traffic,
+	faults []FaultRecord, name string) (*Column, error) {
 	crmRequests := func() int {
 		var sum CRMSummary
 		if crm.get(ctx, "/summary", &sum) != nil {
@@ -191,7 +211,7 @@ func runLeadgate(ctx context.Context, cfg Config, sc *Scenario, dir string) (*Co
 		return sum.Requests
 	}
 	st, drainErr := lg.drain(ctx, cfg.Drain, syncing, crmRequests, cfg.logf)
-	col := &Column{Name: "leadgate", RateLimit: cfg.CRMRPS, Faults: faults, Wall: time.Since(traffic.Started)}
+	col := &Column{Name: name, RateLimit: cfg.CRMRPS, Faults: faults, Wall: time.Since(traffic.Started)}
 	if syncing {
 		col.OutboxPending = st.OutboxPending
 	}
@@ -240,9 +260,6 @@ func runLeadgate(ctx context.Context, cfg Config, sc *Scenario, dir string) (*Co
 		st.Events.Rejected, st.Events.Dropped, st.Events.Unresolved, st.DeadLetters, st.OutboxPending))
 	if st.Events.Received != int64(col.Attempts200) {
 		col.Notes = append(col.Notes, fmt.Sprintf("leadgate counted %d deliveries received; the senders had %d attempts answered 200", st.Events.Received, col.Attempts200))
-	}
-	if !lg.proc.running() {
-		col.Notes = append(col.Notes, "leadgate exited during the run; last log lines:\n"+tail(lg.logPath, 20))
 	}
 	return col, nil
 }

@@ -14,8 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/failpoint"
+	"github.com/leadgate/leadgate/internal/redisconn"
 )
 
 // DevSecretKey is used when LEADGATE_SECRET_KEY is unset; start-up warns loudly.
@@ -56,6 +59,10 @@ type Config struct {
 	// claimed (0: the relays' defaults, 30 s and 2 min); a crash mid-send is retried after the lease.
 	SyncLease       time.Duration // LEADGATE_SYNC_LEASE
 	SideEffectLease time.Duration // LEADGATE_SIDE_EFFECT_LEASE
+	// DrainDelay is how long a web process keeps answering after SIGTERM while /readyz already says
+	// "draining", so that a load balancer stops sending it deliveries before its listener closes (0: close
+	// at once, the single-binary default).
+	DrainDelay time.Duration // LEADGATE_DRAIN_DELAY
 	// EgressAllowedHosts are host names, IPs and CIDRs outbound requests to configured URLs (CRM
 	// destinations, hydration providers, the side-effect webhook, alert channels) may reach even when
 	// they are not public; everything else on loopback, private, link-local or metadata addresses is refused.
@@ -90,8 +97,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if strings.EqualFold(c.SpoolDir, "off") {
 		c.SpoolDir = ""
 	}
-	errs = append(errs, checkURL("LEADGATE_DATABASE_URL", c.DatabaseURL, "postgres", "postgresql"))
-	errs = append(errs, checkURL("LEADGATE_REDIS_URL", c.RedisURL, "redis", "rediss"))
+	errs = append(errs, wrapErr("LEADGATE_DATABASE_URL", checkDatabaseURL(c.DatabaseURL)))
+	if _, err := redisconn.Parse(c.RedisURL); err != nil {
+		errs = append(errs, fmt.Errorf("LEADGATE_REDIS_URL: %w", err))
+	}
 	errs = append(errs, checkURL("LEADGATE_PUBLIC_URL", c.PublicURL, "http", "https"))
 	c.SecureCookies = strings.HasPrefix(c.PublicURL, "https://")
 	errs = append(errs, wrapErr("LEADGATE_DEBUG_ADDR", checkLoopback(c.DebugAddr)))
@@ -120,6 +129,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		c.SyncLease, err = durationVar(getenv, "LEADGATE_SYNC_LEASE", 0)
 		errs = append(errs, err)
 	}
+	if getenv("LEADGATE_DRAIN_DELAY") != "" {
+		c.DrainDelay, err = durationVar(getenv, "LEADGATE_DRAIN_DELAY", 0)
+		errs = append(errs, err)
+	}
 	if getenv("LEADGATE_SIDE_EFFECT_LEASE") != "" {
 		c.SideEffectLease, err = durationVar(getenv, "LEADGATE_SIDE_EFFECT_LEASE", 0)
 		errs = append(errs, err)
@@ -141,6 +154,19 @@ func wrapErr(name string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", name, err)
+}
+
+// checkDatabaseURL accepts what pgx accepts (a URL or key=value DSN, several hosts for failover) but
+// insists on a postgres URL scheme or a DSN naming a host, so that a typo does not fall back to pgx's
+// defaults silently.
+func checkDatabaseURL(raw string) error {
+	if !strings.HasPrefix(raw, "postgres://") && !strings.HasPrefix(raw, "postgresql://") && !strings.Contains(raw, "host=") {
+		return fmt.Errorf("%q is not a postgres:// URL or a DSN with host=", raw)
+	}
+	if _, err := pgconn.ParseConfig(raw); err != nil {
+		return err
+	}
+	return nil
 }
 
 func checkURL(name, raw string, schemes ...string) error {

@@ -117,3 +117,37 @@ func TestTheProfilerListensOnLoopbackOnly(t *testing.T) {
 		}
 	}
 }
+
+// LEADGATE_REDIS_URL takes the single-server, Sentinel and Cluster forms; LEADGATE_DATABASE_URL takes
+// several hosts (pgx's failover form).
+func TestRedisSentinelAndClusterFormsAndAMultiHostDatabaseURLAreAccepted(t *testing.T) {
+	for _, redisURL := range []string{"redis://127.0.0.1:6379/0", "rediss://:pw@redis.example.com:6380/1",
+		"redis-sentinel://:pw@10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26379/0?master=leadgate",
+		"rediss-sentinel://s1,s2,s3/0?master=leadgate&sentinel_password=x",
+		"redis-cluster://10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379"} {
+		c, err := FromEnv(env(map[string]string{"LEADGATE_REDIS_URL": redisURL,
+			"LEADGATE_DATABASE_URL": "postgres://leadgate@pg1:5432,pg2:5432/leadgate?target_session_attrs=read-write&connect_timeout=3"}))
+		if err != nil || c.RedisURL != redisURL {
+			t.Errorf("%s: %v", redisURL, err)
+		}
+	}
+	_, err := FromEnv(env(map[string]string{"LEADGATE_REDIS_URL": "redis-sentinel://s1:26379/0", "LEADGATE_DATABASE_URL": "postgres://h/db?target_session_attrs=sometimes"}))
+	for _, want := range []string{"LEADGATE_REDIS_URL", "master=", "LEADGATE_DATABASE_URL", "target_session_attrs"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %s", err, want)
+		}
+	}
+}
+
+func TestDrainDelayIsOffByDefaultAndMustBeADuration(t *testing.T) {
+	c, err := FromEnv(env(map[string]string{"LEADGATE_DRAIN_DELAY": "5s"}))
+	if err != nil || c.DrainDelay != 5*time.Second {
+		t.Fatalf("drain delay %s, %v", c.DrainDelay, err)
+	}
+	if c, _ := FromEnv(env(nil)); c.DrainDelay != 0 {
+		t.Fatalf("default drain delay %s, want 0", c.DrainDelay)
+	}
+	if _, err := FromEnv(env(map[string]string{"LEADGATE_DRAIN_DELAY": "soon"})); err == nil || !strings.Contains(err.Error(), "LEADGATE_DRAIN_DELAY") {
+		t.Fatalf("bad drain delay: %v", err)
+	}
+}

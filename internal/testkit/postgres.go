@@ -5,13 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/leadgate/leadgate/internal/pguser"
+	"github.com/leadgate/leadgate/internal/throwaway"
 )
 
 // Postgres is a throwaway Postgres cluster owned by one test, with trust
@@ -127,16 +127,5 @@ func (p *Postgres) run(name string, args ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-// postgresBinDir finds the newest /usr/lib/postgresql/<version>/bin.
-func postgresBinDir() (string, error) {
-	matches, err := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if err != nil || len(matches) == 0 {
-		return "", fmt.Errorf("no initdb under /usr/lib/postgresql/*/bin (apt-get install postgresql)")
-	}
-	version := func(path string) int {
-		v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(path))))
-		return v
-	}
-	newest := slices.MaxFunc(matches, func(a, b string) int { return version(a) - version(b) })
-	return filepath.Dir(newest), nil
-}
+// postgresBinDir finds the newest Postgres server binaries.
+func postgresBinDir() (string, error) { return throwaway.PostgresBinDir() }

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package throwaway
+
+import "os/exec"
+
+// dieWithParent is a no-op where the OS has no parent-death signal.
+func dieWithParent(*exec.Cmd) {}
