@@ -108,7 +108,7 @@ func (a *activeCampaign) sync(ctx context.Context, c Contact, res *Result) error
 	if err != nil {
 		return err
 	}
-	remote, err := a.find(ctx, c, wants, ids, &res.Calls)
+	remote, err := a.find(ctx, c, ids, &res.Calls)
 	if err != nil {
 		return err
 	}

@@ -33,10 +33,10 @@ func (c acContact) values() map[string]string {
 
 // find reads the contact by remote id, else searches by email, then phone. An unknown remote id is a
 // NotFound error: a contact we created is never re-searched (it may have been deleted or merged on purpose).
-// A contact found by email is read for its custom field values only when the plan needs them (first-touch
-// fields, or values leadgate wrote before whose edits must be detected); otherwise the search answer's
-// native fields are enough and the read is skipped.
-func (a *activeCampaign) find(ctx context.Context, c Contact, wants []want, ids map[string]string, calls *int) (acRemote, error) {
+// A contact found by a search is always read for its custom field values: it may be our own write whose
+// answer was lost (a crash after the CRM accepted it), and only its values tell that it already holds what
+// we want, so the resend writes nothing.
+func (a *activeCampaign) find(ctx context.Context, c Contact, ids map[string]string, calls *int) (acRemote, error) {
 	if c.RemoteID != "" {
 		return a.get(ctx, c.RemoteID, ids, calls)
 	}
@@ -44,15 +44,7 @@ func (a *activeCampaign) find(ctx context.Context, c Contact, wants []want, ids 
 	if err != nil || found.ID == "" {
 		return acRemote{}, err
 	}
-	if !needsFieldValues(wants, c.Previous) {
-		return acRemote{id: string(found.ID), values: found.values()}, nil
-	}
 	return a.get(ctx, string(found.ID), ids, calls)
-}
-
-// needsFieldValues reports whether planning needs the remote custom field values.
-func needsFieldValues(wants []want, prev map[string]string) bool {
-	return len(prev) > 0 || slices.ContainsFunc(wants, func(w want) bool { return w.firstTouch })
 }
 
 // search finds the contact by exact email, then by phone. The phone is looked up when the lead has no

@@ -102,16 +102,16 @@ func TestActiveCampaignNewLeadCostsOneSearchAndOneWrite(t *testing.T) {
 	if len(reqs) != 2 || r.Calls != 2 || reqs[0].Path != "/api/3/contacts" || reqs[1].Path != "/api/3/contact/sync" {
 		t.Errorf("requests %v (Calls %d), want GET /contacts?email= and POST /contact/sync", paths(reqs), r.Calls)
 	}
-	// A contact AC holds by email, with nothing first-touch to protect and nothing leadgate wrote before:
-	// the search answer is enough, no read of its field values.
+	// A contact AC holds by email that leadgate has not linked: its field values are read, since it may be
+	// leadgate's own write whose answer was lost (then the values already match and nothing is written).
 	lead := liveLead(2)
 	lead.FirstTouch = nil
 	fake.AddContact(crmfake.ACContact{Email: lead.Email})
 	before = len(fake.Requests())
 	r = upsertOne(t, d, lead)
 	mustOK(t, r)
-	if reqs := fake.Requests()[before:]; len(reqs) != 2 || r.Created {
-		t.Errorf("existing contact: requests %v, want search and update", paths(reqs))
+	if reqs := fake.Requests()[before:]; len(reqs) != 3 || r.Created || reqs[1].Method != "GET" {
+		t.Errorf("existing contact: requests %v, want search, read and update", paths(reqs))
 	}
 }
 
