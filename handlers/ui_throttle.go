@@ -62,7 +62,9 @@ func (l *LoginLimiter) Blocked(ctx context.Context, now time.Time, keys ...strin
 // Fail records one failed attempt for each key.
 func (l *LoginLimiter) Fail(ctx context.Context, now time.Time, keys ...string) {
 	if l.Redis != nil {
-		pipe := l.Redis.TxPipeline()
+		// A plain pipeline, not MULTI: the keys (a client IP, an email) lie in different Redis Cluster
+		// slots, and each key's ZADD and PEXPIRE need no transaction with the others.
+		pipe := l.Redis.Pipeline()
 		for _, k := range keys {
 			var b [6]byte
 			_, _ = rand.Read(b[:])
