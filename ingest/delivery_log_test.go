@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
@@ -77,6 +79,17 @@ func TestDeliveryLogCountsRefusalsAndLosesNoneOnClose(t *testing.T) {
 // path: accepted (a clean source) and refused (a source being hammered with
 // bad signatures), from all cores at once.
 func BenchmarkDeliveryLogRecord(b *testing.B) {
+	b.Run("baseline: a mutex and a map lookup", func(b *testing.B) {
+		var mu sync.Mutex
+		m := map[int64]time.Time{7: time.Now()}
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				mu.Lock()
+				_ = m[7]
+				mu.Unlock()
+			}
+		})
+	})
 	for _, c := range []struct {
 		name   string
 		status int
@@ -84,7 +97,10 @@ func BenchmarkDeliveryLogRecord(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			d := &DeliveryLog{Log: slog.New(slog.DiscardHandler), Interval: 1 << 62}
 			d.Record(1, 7, http.StatusOK, "queued", "") // starts the flusher (which never ticks here)
-			d.markClean([]models.SourceDeliveries{{SourceID: 7, Recent: "a"}})
+			d.mu.Lock()
+			d.pending = map[int64]*models.SourceDeliveryDelta{} // as a flush leaves it
+			d.mu.Unlock()
+			d.markClean([]models.SourceDeliveries{{SourceID: 7, Recent: "a"}}) // a healthy source
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {

@@ -95,7 +95,9 @@ func (s *Store) AlarmsFiring(ctx context.Context, workspaceID int64) ([]FiringAl
 		FROM source_alarms a JOIN sources src ON src.id = a.source_id
 		WHERE a.workspace_id = ? AND a.firing AND src.deleted_at IS NULL
 		UNION ALL
-		SELECT 'silence', sa.source_id, coalesce(src.name, ''), sa.message, sa.silent_since,
+		SELECT 'silence', sa.source_id, coalesce(src.name, ''),
+		       CASE WHEN sa.message <> '' THEN sa.message WHEN sa.metric = 'crm_write' THEN 'No CRM write succeeded for too long'
+		            ELSE 'No event applied for too long' END, sa.silent_since,
 		       CASE WHEN sa.source_id IS NULL THEN 'guards' ELSE 'sources/' || sa.source_id END
 		FROM silence_alarms sa LEFT JOIN sources src ON src.id = sa.source_id
 		WHERE sa.workspace_id = ? AND sa.enabled AND sa.silent AND sa.silent_since IS NOT NULL
