@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -177,9 +176,9 @@ func (c *client) metaLead(ctx context.Context, leadgenID string) (Lead, error) {
 			lead.Fields[k] = v
 		}
 	}
-	if lead.Email == "" && lead.Phone == "" {
-		return lead, &Error{Provider: c.provider, Status: http.StatusOK, Message: fmt.Sprintf("lead %s has neither email nor phone", leadgenID)}
-	}
+	// A lead without email or phone is still the provider's answer, not a
+	// failed fetch: the applier rejects it as having no identity, where an
+	// error here would dead-letter it as hydration_failed and invite replays.
 	return lead, nil
 }
 

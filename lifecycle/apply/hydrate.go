@@ -104,7 +104,7 @@ func (a *Applier) fetchLead(ctx context.Context, ev models.Event) (models.EventH
 		FirstName: normalize.Name(first), LastName: normalize.Name(last), Fields: fb}
 	if !e.Valid && !p.Valid {
 		h.Email, h.Phone = "", ""
-		h.Status, h.Reason = models.EventRejected, fmt.Sprintf("the provider's lead has no usable email or phone (email %q, phone %q)", email, phone)
+		h.Status, h.Reason = models.EventRejected, fmt.Sprintf("no identity: the provider's lead has no usable email or phone (email %q, phone %q); it is not a lead and is not retried", email, phone)
 	}
 	return h, nil
 }

@@ -367,6 +367,31 @@ func TestNoIdentityLessEventIsEverApplied(t *testing.T) {
 			t.Fatalf("%d contacts from a lead without identity", n)
 		}
 	})
+	t.Run("a Meta lead whose form asked for neither email nor phone is rejected, not dead-lettered", func(t *testing.T) {
+		e := newEnv(t)
+		// Graph's lead object ("Retrieving Leads") for a form without contact questions.
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"created_time":"2026-10-31T08:14:22+0000","id":"444169005","ad_id":"6045","form_id":"1234",
+				"field_data":[{"name":"full_name","values":["Jane Doe"]},{"name":"favourite_colour","values":["blue"]}]}`))
+		}))
+		t.Cleanup(srv.Close)
+		p := &provider{name: "meta", srv: srv}
+		e.hydrating(p, "any")
+		src := e.source(e.ws, "Meta", "paid_social", nil)
+		target, _ := p.target()
+		id := e.insertIDOnly(src, target, models.EventPending, 0)
+		ev := e.settle(id, time.Hour)
+		if ev.Status != models.EventRejected || !strings.Contains(ev.Reason, "no usable email or phone") {
+			t.Fatalf("event %s (%s), want rejected for having no email or phone", ev.Status, ev.Reason)
+		}
+		if n := e.count(`SELECT count(*) FROM dead_letters WHERE event_id = ?`, id); n != 0 {
+			t.Fatalf("%d dead letters for a lead that has no identity; a replay could not give it one", n)
+		}
+		if n := e.count(`SELECT count(*) FROM contacts`); n != 0 {
+			t.Fatalf("%d contacts from a lead without identity", n)
+		}
+	})
 	t.Run("the database refuses to mark an un-hydrated id-only event applied", func(t *testing.T) {
 		e := newEnv(t)
 		src := e.source(e.ws, "Meta", "paid_social", nil)
