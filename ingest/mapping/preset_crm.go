@@ -117,25 +117,57 @@ func hubspotObject(e gjson.Result, subscriptionType string) string {
 // mapGoHighLevel maps HighLevel marketplace webhooks ({"type","webhookId","timestamp","locationId",
 // "id","email","phone","firstName","lastName","companyName",…}) and workflow "Custom Webhook" bodies
 // (snake_case contact_id, first_name, full_name, customData). webhookId is the delivery id.
+//
+// Only contact events (Contact*) and workflow bodies describe a person at the top level: there `id`
+// is the contact and `name` the contact's name. Other events name their own object there (an
+// opportunity's `name` is the deal's title, its `id` the opportunity) and point at the contact by
+// contactId, nested under `appointment` for appointment events. `dateAdded` is when the object was
+// created, so it is the event's time only for *Create events and messages, never for an update.
 func mapGoHighLevel(p payload) []Item {
 	doc := p.doc
 	it := newItem()
 	it.DeliveryID = text(doc.Get("webhookId"))
+	eventType := text(doc.Get("type"))
 	it.EventType = firstText(doc.Get("type"), doc.Get("workflow.name"))
-	it.OccurredAt = parseTime(firstPresent(doc, "timestamp", "dateAdded", "date_created"))
+	person := eventType == "" || strings.HasPrefix(eventType, "Contact")
+	created := eventType == "" || strings.HasSuffix(eventType, "Create") || strings.HasSuffix(eventType, "Message")
+	it.OccurredAt = parseTime(doc.Get("timestamp"))
+	if it.OccurredAt.IsZero() && created {
+		it.OccurredAt = parseTime(firstPresent(doc, "dateAdded", "date_created"))
+	}
 	it.Email = text(doc.Get("email"))
 	it.Phone = text(doc.Get("phone"))
 	it.FirstName = firstText(doc.Get("firstName"), doc.Get("first_name"))
 	it.LastName = firstText(doc.Get("lastName"), doc.Get("last_name"))
-	fillName(&it, firstText(doc.Get("name"), doc.Get("full_name"), doc.Get("contactName")))
 	it.Company = firstText(doc.Get("companyName"), doc.Get("company_name"))
-
-	putText(it.Fields, "ghl_contact_id", firstText(doc.Get("contactId"), doc.Get("contact_id"), doc.Get("id")))
+	contactID := firstText(doc.Get("contactId"), doc.Get("contact_id"), doc.Get("appointment.contactId"))
+	if person {
+		fillName(&it, firstText(doc.Get("name"), doc.Get("full_name"), doc.Get("contactName")))
+		if contactID == "" {
+			contactID = text(doc.Get("id"))
+		}
+	} else {
+		fillName(&it, text(doc.Get("contactName")))
+		putText(it.Fields, "ghl_object_id", firstText(doc.Get("id"), doc.Get("appointment.id")))
+	}
+	putText(it.Fields, "ghl_contact_id", contactID)
 	putText(it.Fields, "location_id", firstText(doc.Get("locationId"), doc.Get("location.id")))
 	putValue(it.Fields, "tags", doc.Get("tags"))
-	putValue(it.Fields, "source", doc.Get("source"))
+	putValue(it.Fields, "source", firstPresent(doc, "source", "appointment.source"))
 	putValue(it.Fields, "pipeline_stage_id", doc.Get("pipelineStageId"))
 	putValue(it.Fields, "dnd", doc.Get("dnd"))
+	if strings.HasPrefix(eventType, "Opportunity") {
+		putValue(it.Fields, "opportunity_name", doc.Get("name"))
+		putValue(it.Fields, "opportunity_status", doc.Get("status"))
+		putValue(it.Fields, "monetary_value", doc.Get("monetaryValue"))
+		putValue(it.Fields, "pipeline_id", doc.Get("pipelineId"))
+	}
+	if appt := doc.Get("appointment"); appt.IsObject() {
+		putValue(it.Fields, "appointment_title", appt.Get("title"))
+		putValue(it.Fields, "appointment_status", appt.Get("appointmentStatus"))
+		putValue(it.Fields, "appointment_start", appt.Get("startTime"))
+		putValue(it.Fields, "calendar_id", appt.Get("calendarId"))
+	}
 	doc.Get("customFields").ForEach(func(_, cf gjson.Result) bool {
 		putValue(it.Fields, text(cf.Get("id")), cf.Get("value"))
 		return true

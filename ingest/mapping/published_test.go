@@ -109,6 +109,39 @@ func publishedExamples() []publishedExample {
 			Email: "test@test.com", FirstName: "Test", LastName: "Test", Company: "Test Org",
 			Fields: map[string]any{"tag": "vip customer", "ac_contact_id": "8", "initiated_by": "admin"},
 		}}},
+		// HighLevel: the ContactCreate example of "Webhook Events" (GoHighLevel/highlevel-api-docs,
+		// docs/webhook events/ContactCreate.md, marketplace.gohighlevel.com/docs/webhook/ContactCreate),
+		// with the timestamp and webhookId every delivery carries per "Webhook Authentication Guide"
+		// (docs/oauth/WebhookAuthentication.md; its example values).
+		{name: "gohighlevel contact create", kind: "gohighlevel", file: "gohighlevel-contact-create.json", contentType: jsonCT, want: []want{{
+			DeliveryID: "abc123xyz", EventType: "ContactCreate", OccurredAt: "2025-01-28T14:35:00Z",
+			Email: "JohnDeo@gmail.comm", Phone: "+919509597501", FirstName: "John", LastName: "Deo", Company: "Loram ipsum",
+			Fields: map[string]any{"ghl_contact_id": "nmFmQEsNgz6AVpgLVUJ0", "location_id": "ve9EPM428h8vShlRW1KT",
+				"BcdmQEsNgz6AVpgLVUJ0": "XYZ Corp", "source": "xyz form", "dnd": true,
+				"tags": []any{"id magna sed Lorem", "Duis dolor commodo aliqua"}},
+		}}},
+		// HighLevel: the ContactUpdate example (docs/webhook events/ContactUpdate.md), as published
+		// (no timestamp): its dateAdded is when the contact was created, not when it changed.
+		{name: "gohighlevel contact update", kind: "gohighlevel", file: "gohighlevel-contact-update.json", contentType: jsonCT, want: []want{{
+			EventType: "ContactUpdate", Email: "JohnDeo@gmail.comm", Phone: "+919509597501", FirstName: "John", LastName: "Deo",
+			Company: "Loram ipsum", Fields: map[string]any{"ghl_contact_id": "nmFmQEsNgz6AVpgLVUJ0"},
+		}}},
+		// HighLevel: the OpportunityCreate example (docs/webhook events/OpportunityCreate.md): name is
+		// the opportunity's title and id the opportunity; the lead is contactId.
+		{name: "gohighlevel opportunity create", kind: "gohighlevel", file: "gohighlevel-opportunity-create.json", contentType: jsonCT, want: []want{{
+			EventType: "OpportunityCreate", OccurredAt: "2021-11-26T12:41:02.193Z",
+			Fields: map[string]any{"ghl_contact_id": "cJAWDskpkJHbRbhAT7bs", "ghl_object_id": "wWhVuzqpRuOA1ZVWi4FC",
+				"opportunity_name": "Loram ipsu", "opportunity_status": "open", "monetary_value": 40.0,
+				"pipeline_id": "VDm7RPYC2GLUvdpKmBfC", "pipeline_stage_id": "e93ba61a-53b3-45e7-985a-c7732dbcdb69"},
+		}}},
+		// HighLevel: the AppointmentCreate example (docs/webhook events/AppointmentCreate.md): the
+		// contact is appointment.contactId.
+		{name: "gohighlevel appointment create", kind: "gohighlevel", file: "gohighlevel-appointment-create.json", contentType: jsonCT, want: []want{{
+			EventType: "AppointmentCreate",
+			Fields: map[string]any{"ghl_contact_id": "9NkT25Vor1v4aQatFsv2", "ghl_object_id": "0007BWpSzSwfiuSl0tR2",
+				"appointment_title": "Appointment with GHL Dev team", "appointment_status": "confirmed",
+				"appointment_start": "2023-09-25T16:00:00+05:30", "source": "booking_widget", "location_id": "0007BWpSzSwfiuSl0tR2"},
+		}}},
 	}
 }
 

@@ -1,12 +1,17 @@
 package app_test
 
 import (
+	"crypto"
 	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"net/url"
 	"sort"
@@ -34,6 +39,8 @@ type publishedCase struct {
 	provider                bool // the operator pastes a provider-issued secret
 	sign                    func(t *testing.T, d *delivery, secret string, at time.Time)
 	tamper                  func(d *delivery) // what a forger would change (default: the body)
+	// restamp puts the attempt's time into a body that carries its own timestamp.
+	restamp func(t *testing.T, body []byte, at time.Time) []byte
 	// What the stored event must be: type, identity, first name, fields.
 	eventType, email, firstName string
 	fields                      map[string]any
@@ -47,6 +54,7 @@ func hmacSHA256(key, msg []byte) []byte {
 }
 
 func publishedCases() []publishedCase {
+	ghlKey, ghlPub := rsaKeyPair()
 	return []publishedCase{
 		{kind: "stripe", file: "stripe.json", provider: true, eventType: "checkout.session.completed", email: "jenny.rosen@example.com", firstName: "Jenny",
 			fields: map[string]any{"payment_status": "paid"},
@@ -139,6 +147,26 @@ func publishedCases() []publishedCase {
 			eventType: "contact_tag_added", email: "test@test.com", firstName: "Test", fields: map[string]any{"tag": "vip customer"},
 			sign:   func(t *testing.T, d *delivery, secret string, _ time.Time) { d.Header.Set("X-AC-Secret", secret) },
 			tamper: func(d *delivery) { d.Header.Set("X-AC-Secret", "guessed") }},
+		// HighLevel signs with its private key; the test stands in for it with its own key pair and
+		// configures the public half, as an operator pastes HighLevel's published key. x-wh-signature
+		// is the recipe of "Webhook Authentication Guide": base64 RSA-SHA256 of the raw body.
+		{kind: "gohighlevel", file: "gohighlevel-contact-create.json", config: map[string]any{"public_keys": []string{ghlPub}},
+			eventType: "ContactCreate", email: "johndeo@gmail.comm", firstName: "John", fields: map[string]any{"ghl_contact_id": "nmFmQEsNgz6AVpgLVUJ0"},
+			restamp: func(t *testing.T, b []byte, at time.Time) []byte {
+				stamped := strings.Replace(string(b), `"2025-01-28T14:35:00Z"`, `"`+at.UTC().Format(time.RFC3339)+`"`, 1)
+				if stamped == string(b) {
+					t.Fatal("gohighlevel example has no timestamp to restamp")
+				}
+				return []byte(stamped)
+			},
+			sign: func(t *testing.T, d *delivery, _ string, _ time.Time) {
+				digest := sha256.Sum256(d.Body)
+				sig, err := rsa.SignPKCS1v15(rand.Reader, ghlKey, crypto.SHA256, digest[:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.Header.Set("x-wh-signature", base64.StdEncoding.EncodeToString(sig))
+			}},
 	}
 }
 
@@ -166,6 +194,9 @@ func TestPublishedExamplesSignedTheProvidersWay(t *testing.T) {
 			body := fixture(t, "published/"+c.file)
 			signed := func() delivery {
 				d := delivery{URL: src.URL, ContentType: ct, Header: http.Header{}, Body: append([]byte(nil), body...)}
+				if c.restamp != nil {
+					d.Body = c.restamp(t, d.Body, h.clock.Now())
+				}
 				c.sign(t, &d, src.Secret, h.clock.Now())
 				return d
 			}
@@ -230,6 +261,19 @@ func TestPublishedExamplesSignedTheProvidersWay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rsaKeyPair is a stand-in for a provider's RSA signing key and its PEM public key.
+func rsaKeyPair() (*rsa.PrivateKey, string) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		panic(err)
+	}
+	return key, string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
 }
 
 func mustJSON(t *testing.T, v any) string {
