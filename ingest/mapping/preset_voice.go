@@ -76,13 +76,17 @@ func mapRetell(p payload) []Item {
 
 // vapiNotConnected are fragments of Vapi endedReason values for calls that never reached a person.
 var vapiNotConnected = []string{"did-not-answer", "busy", "failed-to-connect", "voicemail", "no-answer",
-	"rejected", "invalid", "could-not-connect"}
+	"rejected", "invalid", "could-not-connect", "never-connected", "call.start.error", "before-call-connect",
+	"misdialed", "outbound-sip-"}
 
-// mapVapi maps Vapi server messages ({"message":{"type","timestamp","call":{"id","type","customer"},
-// "customer":{"number","name"},"analysis":{"summary","structuredData":{…}},"endedReason",
-// "durationSeconds"}}). call.id:type is the delivery id (status-updates add the status, since one call
-// sends several). The lead is the customer; email and name come from the structured analysis.
-// On end-of-call reports phone_verified is true when the call connected.
+// mapVapi maps Vapi server messages ({"message":{"type","timestamp","startedAt","endedAt",
+// "call":{"id","type","customer"},"customer":{"number","name","email"},"endedReason",
+// "analysis":{"summary","structuredData":{…}},"artifact":{"structuredOutputs":{<id>:{"name","result"}}}}}).
+// call.id:type is the delivery id (status-updates add the status, since one call sends several). The
+// lead is the customer; email and name come from the structured outputs (Vapi's recommended
+// extraction) or the older analysis.structuredData. On end-of-call reports phone_verified is true when
+// the call connected: it lasted some time (endedAt − startedAt, as the report documents it, or a
+// durationSeconds/durationMs where one is sent) and did not end for a reason that means no one answered.
 func mapVapi(p payload) []Item {
 	m := p.doc.Get("message")
 	call := m.Get("call")
@@ -109,13 +113,33 @@ func mapVapi(p payload) []Item {
 		}
 		return true
 	})
+	outputs := m.Get("artifact.structuredOutputs")
+	if !outputs.Exists() {
+		outputs = call.Get("artifact.structuredOutputs")
+	}
+	outputs.ForEach(func(_, out gjson.Result) bool {
+		vapiStructuredOutput(&it, text(out.Get("name")), out.Get("result"))
+		return true
+	})
 	endedReason := text(m.Get("endedReason"))
+	durationSeconds := m.Get("durationSeconds").Float()
+	if durationSeconds <= 0 {
+		durationSeconds = m.Get("durationMs").Float() / 1000
+	}
+	if durationSeconds <= 0 {
+		started := parseTime(firstPresent(m, "startedAt", "call.startedAt"))
+		ended := parseTime(firstPresent(m, "endedAt", "call.endedAt"))
+		if !started.IsZero() && ended.After(started) {
+			durationSeconds = ended.Sub(started).Seconds()
+		}
+	}
 	if it.EventType == "end-of-call-report" && it.Phone != "" && endedReason != "" {
-		connected := m.Get("durationSeconds").Float() > 0 || m.Get("durationMs").Float() > 0
-		it.Fields["phone_verified"] = connected && !containsAny(endedReason, vapiNotConnected)
+		it.Fields["phone_verified"] = durationSeconds > 0 && !containsAny(endedReason, vapiNotConnected)
 	}
 	putText(it.Fields, "ended_reason", endedReason)
-	putValue(it.Fields, "duration_seconds", m.Get("durationSeconds"))
+	if durationSeconds > 0 {
+		it.Fields["duration_seconds"] = durationSeconds
+	}
 	putValue(it.Fields, "call_summary", firstPresent(analysis, "summary"))
 	putValue(it.Fields, "success_evaluation", analysis.Get("successEvaluation"))
 	putValue(it.Fields, "call_status", m.Get("status"))
@@ -123,6 +147,34 @@ func mapVapi(p payload) []Item {
 	putText(it.Attribution, "assistant_id", firstText(m.Get("assistant.id"), call.Get("assistantId")))
 	putText(it.Attribution, "phone_number_id", firstText(m.Get("phoneNumber.id"), call.Get("phoneNumberId")))
 	return []Item{it}
+}
+
+// vapiStructuredOutput takes one structured output's result: an object's members (and those of its
+// nested objects, labelled "<outer> <inner>": customer.email is an email, issue.priority a field) by
+// role or as fields; a scalar result (a score, a yes/no) as the field named after the output.
+func vapiStructuredOutput(it *Item, name string, result gjson.Result) {
+	if !result.IsObject() {
+		if key := slug(name); key != "" {
+			putValue(it.Fields, key, result)
+		}
+		return
+	}
+	result.ForEach(func(k, v gjson.Result) bool {
+		if v.IsObject() {
+			v.ForEach(func(k2, v2 gjson.Result) bool {
+				label := labelWords(k.String()) + " " + labelWords(k2.String())
+				if !assignByRole(it, label, v2) {
+					putValue(it.Fields, slug(label), v2)
+				}
+				return true
+			})
+			return true
+		}
+		if !assignByRole(it, k.String(), v) {
+			putValue(it.Fields, k.String(), v)
+		}
+		return true
+	})
 }
 
 // twilioFailed are call statuses of calls that never connected.

@@ -142,6 +142,20 @@ func publishedExamples() []publishedExample {
 				"appointment_title": "Appointment with GHL Dev team", "appointment_status": "confirmed",
 				"appointment_start": "2023-09-25T16:00:00+05:30", "source": "booking_widget", "location_id": "0007BWpSzSwfiuSl0tR2"},
 		}}},
+		// Vapi: the end-of-call-report of "Server events" (docs.vapi.ai/server-url/events; VapiAI/docs
+		// fern/server-url/events.mdx) with the members its schema documents (ServerMessageEndOfCallReport
+		// in fern/apis/api/openapi.json: timestamp in ms, startedAt, endedAt, customer, call, analysis)
+		// and the structured outputs of "Structured outputs quickstart" (fern/assistants/
+		// structured-outputs-quickstart.mdx), which Vapi recommends over analysis.structuredData. The
+		// report has no duration member: a connected call shows in startedAt/endedAt.
+		{name: "vapi end-of-call-report", kind: "vapi", file: "vapi-end-of-call-report.json", contentType: jsonCT, want: []want{{
+			DeliveryID: "7c7a3c3e-4d2f-4f8e-9c55-2a1f3b8e9d01:end-of-call-report", EventType: "end-of-call-report", OccurredAt: "2024-05-02T00:08:11.736Z",
+			Phone: "+14155550134", Email: "john@example.com", FirstName: "John", LastName: "Smith",
+			Fields: map[string]any{"phone_verified": true, "ended_reason": "hangup", "duration_seconds": 176.592, "call_type": "inboundPhoneCall",
+				"customer_phone": "+1234567890", "issue_priority": "urgent", "follow_up_required": true, "satisfaction_score": 8.0,
+				"call_summary": "The caller could not log in and asked for help; a ticket was opened."},
+			Attribution: map[string]any{"assistant_id": "5b0a4ba7-6b6d-4c39-8d42-2f7f2f6f1e10", "phone_number_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"},
+		}}},
 	}
 }
 
