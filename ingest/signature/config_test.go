@@ -49,7 +49,7 @@ func TestValidateConfig(t *testing.T) {
 		{"smartlead needs a secret", KindSmartlead, Config{}, "a secret is required"},
 		{"vapi default bearer", KindVapi, Config{Secrets: ok}, ""},
 		{"vapi hmac sha1 base64", KindVapi, Config{Secrets: ok, Mode: "hmac", Algorithm: "sha1", Encoding: "base64"}, ""},
-		{"vapi hmac md5", KindVapi, Config{Secrets: ok, Mode: "hmac", Algorithm: "md5"}, "algorithm must be sha256 or sha1"},
+		{"vapi hmac md5", KindVapi, Config{Secrets: ok, Mode: "hmac", Algorithm: "md5"}, "algorithm must be sha256, sha512 or sha1"},
 		{"vapi unknown mode", KindVapi, Config{Secrets: ok, Mode: "oauth2"}, "mode must be"},
 		{"twilio needs the auth token", KindTwilio, Config{}, "a secret is required"},
 		{"gohighlevel needs a public key", KindGoHighLevel, Config{Secrets: ok}, "a public key is required"},

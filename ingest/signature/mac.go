@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -20,6 +21,7 @@ const (
 const (
 	algorithmSHA256 = "sha256"
 	algorithmSHA1   = "sha1"
+	algorithmSHA512 = "sha512"
 )
 
 // hashFunc maps an algorithm name ("" = sha256) to its constructor.
@@ -29,6 +31,8 @@ func hashFunc(algorithm string) (func() hash.Hash, error) {
 		return sha256.New, nil
 	case algorithmSHA1:
 		return sha1.New, nil
+	case algorithmSHA512:
+		return sha512.New, nil
 	default:
 		return nil, errors.New("unsupported algorithm " + algorithm)
 	}

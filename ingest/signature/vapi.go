@@ -13,20 +13,46 @@ const (
 
 	headerAuthorization = "Authorization"
 	headerVapiSecret    = "X-Vapi-Secret"
-	headerVapiSignature = "x-vapi-signature"
-	bearerScheme        = "Bearer "
+	// Vapi's HMAC credential defaults (HMACAuthenticationPlan in Vapi's API
+	// reference): signatureHeader x-signature, timestampHeader x-timestamp,
+	// includeTimestamp true with payloadFormat "{timestamp}.{body}", hex.
+	headerVapiSignature = "x-signature"
+	headerVapiTimestamp = "x-timestamp"
+	// headerVapiLegacySignature was leadgate's earlier default signature
+	// header; sources configured without a header still verify with it.
+	headerVapiLegacySignature = "x-vapi-signature"
+	bearerScheme              = "Bearer "
 )
 
-// vapiSpec is the HMAC mode's spec: header (default x-vapi-signature),
-// sha256|sha1, hex (default)|base64, optional prefix and timestamp header.
+// vapiSpec is the HMAC mode's spec: header (default x-signature), sha256 |
+// sha512 | sha1, hex (default) | base64, optional prefix; the timestamp header
+// defaults to Vapi's x-timestamp, signed as "{timestamp}.{body}".
 func vapiSpec(cfg Config) macSpec {
 	return macSpec{
 		header:    orDefault(cfg.Header, headerVapiSignature),
 		encoding:  orDefault(cfg.Encoding, encodingHex),
 		prefix:    cfg.Prefix,
 		algorithm: orDefault(cfg.Algorithm, algorithmSHA256),
-		tsHeader:  cfg.TimestampHeader,
+		tsHeader:  orDefault(cfg.TimestampHeader, headerVapiTimestamp),
 	}
+}
+
+// verifyVapiHMAC verifies Vapi's HMAC credential. With no header configured
+// the signature is read from x-signature (Vapi's default), else from the
+// legacy x-vapi-signature. With no timestamp header configured, a delivery
+// carrying x-timestamp is checked as "{timestamp}.{body}" within the window,
+// and one without it (a credential with includeTimestamp off) as the body
+// alone; a captured timestamped delivery cannot pass as body-only, since its
+// signature covers the timestamp.
+func verifyVapiHMAC(cfg Config, req Request, now time.Time) error {
+	spec := vapiSpec(cfg)
+	if cfg.Header == "" && req.Header.Get(headerVapiSignature) == "" && req.Header.Get(headerVapiLegacySignature) != "" {
+		spec.header = headerVapiLegacySignature
+	}
+	if cfg.TimestampHeader == "" && req.Header.Get(headerVapiTimestamp) == "" {
+		spec.tsHeader = ""
+	}
+	return spec.verify(cfg, req, now)
 }
 
 func validateVapi(cfg Config) error {
@@ -40,7 +66,7 @@ func validateVapi(cfg Config) error {
 			return err
 		}
 		if _, err := hashFunc(cfg.Algorithm); err != nil {
-			return configError(KindVapi, "algorithm must be sha256 or sha1, not %q", cfg.Algorithm)
+			return configError(KindVapi, "algorithm must be sha256, sha512 or sha1, not %q", cfg.Algorithm)
 		}
 		if err := checkHeaderName(KindVapi, cfg.TimestampHeader); err != nil {
 			return err
@@ -54,7 +80,7 @@ func validateVapi(cfg Config) error {
 func verifyVapi(cfg Config, req Request, now time.Time) error {
 	switch cfg.Mode {
 	case vapiModeHMAC:
-		return vapiSpec(cfg).verify(cfg, req, now)
+		return verifyVapiHMAC(cfg, req, now)
 	case vapiModeSecretHeader:
 		return verifySecretHeader(orDefault(cfg.Header, headerVapiSecret), false, cfg, req)
 	case "", vapiModeBearer:

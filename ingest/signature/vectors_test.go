@@ -2,10 +2,16 @@ package signature
 
 import (
 	"crypto/ed25519"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
+	"encoding/hex"
+	"hash"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,6 +259,50 @@ func TestVapiBearer(t *testing.T) {
 			req := jsonRequest(hookURL, `{}`)
 			req.Header.Set(c.header, c.value)
 			assertReason(t, Verify(KindVapi, c.cfg, req, testNow), c.want)
+		})
+	}
+}
+
+// TestVapiHMACCredentialDefaults signs the way Vapi's HMAC credential does
+// with its defaults (HMACAuthenticationPlan, Vapi API reference): hex
+// HMAC-SHA256 of "{timestamp}.{body}" in x-signature, the unix timestamp in
+// x-timestamp. A source with mode hmac and nothing else configured accepts it.
+func TestVapiHMACCredentialDefaults(t *testing.T) {
+	body := `{"message":{"type":"end-of-call-report","call":{"id":"c1"}}}`
+	ts := strconv.FormatInt(testNow.Unix(), 10)
+	sign := func(algorithm func() hash.Hash, parts ...string) string {
+		m := hmac.New(algorithm, []byte("s3cret"))
+		for _, p := range parts {
+			m.Write([]byte(p))
+		}
+		return hex.EncodeToString(m.Sum(nil))
+	}
+	cfg := Config{Secrets: []string{"s3cret"}, Mode: "hmac"}
+	cases := []struct {
+		name    string
+		cfg     Config
+		headers map[string]string
+		at      time.Time
+		want    string
+	}{
+		{"Vapi's defaults", cfg, map[string]string{"x-signature": sign(sha256.New, ts, ".", body), "x-timestamp": ts}, testNow, ""},
+		{"includeTimestamp off: the body alone", cfg, map[string]string{"x-signature": sign(sha256.New, body)}, testNow, ""},
+		{"leadgate's earlier default header, body alone", cfg, map[string]string{"x-vapi-signature": sign(sha256.New, body)}, testNow, ""},
+		{"sha512", Config{Secrets: []string{"s3cret"}, Mode: "hmac", Algorithm: "sha512"},
+			map[string]string{"x-signature": sign(sha512.New, ts, ".", body), "x-timestamp": ts}, testNow, ""},
+		{"a timestamped signature replayed late", cfg, map[string]string{"x-signature": sign(sha256.New, ts, ".", body), "x-timestamp": ts},
+			testNow.Add(time.Hour), "outside"},
+		{"a timestamped signature with its timestamp stripped", cfg, map[string]string{"x-signature": sign(sha256.New, ts, ".", body)}, testNow, "mismatch"},
+		{"the timestamp moved on", cfg, map[string]string{"x-signature": sign(sha256.New, ts, ".", body),
+			"x-timestamp": strconv.FormatInt(testNow.Unix()+1, 10)}, testNow, "mismatch"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := jsonRequest(hookURL, body)
+			for k, v := range c.headers {
+				req.Header.Set(k, v)
+			}
+			assertReason(t, Verify(KindVapi, c.cfg, req, c.at), c.want)
 		})
 	}
 }

@@ -77,7 +77,7 @@ func kindCases() []kindCase {
 		{kind: "tally", provider: true, file: "tally.json", strip: dropHeaders("Tally-Signature"), bodySigned: true},
 		{kind: "retell", provider: true, file: "retell.json", strip: dropHeaders("x-retell-signature"), bodySigned: true, timestamped: true},
 		{kind: "vapi", config: map[string]any{"mode": "hmac", "timestamp_header": "x-vapi-timestamp"}, file: "vapi.json",
-			strip: dropHeaders("x-vapi-signature"), bodySigned: true, timestamped: true},
+			strip: dropHeaders("x-signature"), bodySigned: true, timestamped: true},
 		{kind: "twilio", provider: true, file: "twilio-sms.txt", contentType: formCT, strip: dropHeaders("X-Twilio-Signature"), bodySigned: true},
 		{kind: "gohighlevel", publicKey: true, file: "gohighlevel.json", strip: dropHeaders("X-GHL-Signature"), bodySigned: true, timestamped: true,
 			body: func(t testing.TB, at time.Time) []byte {

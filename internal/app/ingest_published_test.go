@@ -147,6 +147,16 @@ func publishedCases() []publishedCase {
 			eventType: "contact_tag_added", email: "test@test.com", firstName: "Test", fields: map[string]any{"tag": "vip customer"},
 			sign:   func(t *testing.T, d *delivery, secret string, _ time.Time) { d.Header.Set("X-AC-Secret", secret) },
 			tamper: func(d *delivery) { d.Header.Set("X-AC-Secret", "guessed") }},
+		// Vapi's HMAC credential with its defaults (HMACAuthenticationPlan, Vapi API reference): hex
+		// HMAC-SHA256 of "{timestamp}.{body}" in x-signature, the unix timestamp in x-timestamp.
+		{kind: "vapi", file: "vapi-end-of-call-report.json", config: map[string]any{"mode": "hmac"},
+			eventType: "end-of-call-report", email: "john@example.com", firstName: "John",
+			fields: map[string]any{"phone_verified": true, "satisfaction_score": 8.0},
+			sign: func(t *testing.T, d *delivery, secret string, at time.Time) {
+				ts := strconv.FormatInt(at.Unix(), 10)
+				d.Header.Set("x-timestamp", ts)
+				d.Header.Set("x-signature", hex.EncodeToString(hmacSHA256([]byte(secret), []byte(ts+"."+string(d.Body)))))
+			}},
 		// HighLevel signs with its private key; the test stands in for it with its own key pair and
 		// configures the public half, as an operator pastes HighLevel's published key. x-wh-signature
 		// is the recipe of "Webhook Authentication Guide": base64 RSA-SHA256 of the raw body.
