@@ -267,7 +267,7 @@ func TestMapPresets(t *testing.T) {
 		{
 			name: "instantly reply", kind: "instantly", file: "instantly.json", contentType: jsonCT,
 			want: []want{{
-				DeliveryID: "reply_received:0199a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b", EventType: "reply_received", OccurredAt: "2026-10-31T08:14:22.123Z",
+				DeliveryID: "reply_received:0199a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b:2026-10-31T08:14:22.123Z", EventType: "reply_received", OccurredAt: "2026-10-31T08:14:22.123Z",
 				Email: "prospect@example.io", FirstName: "Pat", LastName: "Prospect", Company: "Prospect Industries",
 				Fields: map[string]any{"email_account": "sdr@ourco.example", "is_first": true},
 				Attribution: map[string]any{"campaign_id": "0c2b4e6a-8c0e-4a2c-9e4a-6c8e0a2c4e6a", "campaign_name": "Q4 outbound",

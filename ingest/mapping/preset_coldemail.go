@@ -1,19 +1,36 @@
 package mapping
 
-import "github.com/tidwall/gjson"
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// instantlyKnown are the members of Instantly's documented event schema; every other top-level key
+// is lead data Instantly merges in from the workspace ("additional lead data fields … as extra keys").
+var instantlyKnown = map[string]bool{"timestamp": true, "event_type": true, "workspace": true, "campaign_id": true,
+	"campaign_name": true, "lead_email": true, "email_account": true, "unibox_url": true, "step": true, "variant": true,
+	"is_first": true, "email_id": true, "email_subject": true, "email_text": true, "email_html": true,
+	"reply_text_snippet": true, "reply_subject": true, "reply_text": true, "reply_html": true,
+	"email": true, "firstName": true, "first_name": true, "lastName": true, "last_name": true,
+	"companyName": true, "company_name": true, "phone": true, "website": true}
 
 // mapInstantly maps Instantly events ({"event_type","timestamp","lead_email","campaign_id",
-// "campaign_name","email_account","step","variant","email_id",…}). Instantly sends no delivery id;
-// event_type:email_id identifies the event, else event_type:lead_email:campaign_id:timestamp.
+// "campaign_name","email_account","step","variant","email_id",…, plus the lead's own fields}).
+// Instantly sends no delivery id. email_id names the campaign email an event is about, which every
+// open of it and every reply to it share, so the event's own timestamp is part of the key:
+// event_type:email_id:timestamp, else event_type:lead_email:campaign_id:timestamp.
 func mapInstantly(p payload) []Item {
 	doc := p.doc
 	it := newItem()
 	it.EventType = text(doc.Get("event_type"))
 	it.OccurredAt = parseTime(doc.Get("timestamp"))
 	it.Email = firstText(doc.Get("lead_email"), doc.Get("email"))
-	it.DeliveryID = joinID(it.EventType, text(doc.Get("email_id")))
-	if it.DeliveryID == "" {
-		it.DeliveryID = joinID(it.EventType, it.Email, text(doc.Get("campaign_id")), text(doc.Get("timestamp")))
+	ts := text(doc.Get("timestamp"))
+	if emailID := text(doc.Get("email_id")); emailID != "" {
+		it.DeliveryID = joinID(it.EventType, emailID, ts)
+	} else {
+		it.DeliveryID = joinID(it.EventType, it.Email, text(doc.Get("campaign_id")), ts)
 	}
 	it.FirstName = firstText(doc.Get("firstName"), doc.Get("first_name"))
 	it.LastName = firstText(doc.Get("lastName"), doc.Get("last_name"))
@@ -25,6 +42,18 @@ func mapInstantly(p payload) []Item {
 	for _, k := range []string{"email_account", "email_id", "is_first", "unibox_url", "reply_subject", "reply_text_snippet", "website"} {
 		putValue(it.Fields, k, doc.Get(k))
 	}
+	doc.ForEach(func(k, v gjson.Result) bool {
+		key := k.String()
+		if instantlyKnown[key] || isSecretKey(key) {
+			return true
+		}
+		if isAttributionKey(key) {
+			putValue(it.Attribution, strings.ToLower(key), v)
+		} else if !assignByRole(&it, key, v) {
+			putValue(it.Fields, key, v)
+		}
+		return true
+	})
 	return []Item{it}
 }
 

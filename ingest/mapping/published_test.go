@@ -156,6 +156,18 @@ func publishedExamples() []publishedExample {
 				"call_summary": "The caller could not log in and asked for help; a ticket was opened."},
 			Attribution: map[string]any{"assistant_id": "5b0a4ba7-6b6d-4c39-8d42-2f7f2f6f1e10", "phone_number_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"},
 		}}},
+		// Instantly: the event schema of "Webhook events" (developer.instantly.ai/guides/webhook-events),
+		// filled in for a reply_received, with lead data merged in as the extra keys it documents.
+		// The same payload a second later is another event (another reply to the same email).
+		{name: "instantly reply received", kind: "instantly", file: "instantly-reply-received.json", contentType: jsonCT, want: []want{{
+			DeliveryID: "reply_received:0196d1a2-7b3c-7e4f-8a9b-0c1d2e3f4a5b:2025-06-03T14:21:07.512Z", EventType: "reply_received",
+			OccurredAt: "2025-06-03T14:21:07.512Z", Email: "dana@example.com", Phone: "+14155550188", FirstName: "Dana", LastName: "Lee",
+			Company: "Lee Analytics",
+			Fields: map[string]any{"email_account": "alex@outreach.example.com", "is_first": true, "reply_text_snippet": "Yes, Tuesday works",
+				"jobTitle": "Founder", "personalization": "Saw your talk at the data summit", "website": "lee-analytics.example"},
+			Attribution: map[string]any{"campaign_id": "3f2e1d0c-9b8a-4c7d-8e6f-5a4b3c2d1e0f", "campaign_name": "Founders outreach", "step": 1.0, "variant": 2.0},
+			NoFields:    []string{"email_html", "reply_html", "timestamp", "event_type"},
+		}}},
 	}
 }
 

@@ -157,6 +157,12 @@ func publishedCases() []publishedCase {
 				d.Header.Set("x-timestamp", ts)
 				d.Header.Set("x-signature", hex.EncodeToString(hmacSHA256([]byte(secret), []byte(ts+"."+string(d.Body)))))
 			}},
+		// Instantly signs nothing; its webhook settings add custom headers, so the source's secret
+		// rides in one of them and a forger without it is what is refused.
+		{kind: "instantly", file: "instantly-reply-received.json", eventType: "reply_received", email: "dana@example.com", firstName: "Dana",
+			fields: map[string]any{"reply_text_snippet": "Yes, Tuesday works"},
+			sign:   func(t *testing.T, d *delivery, secret string, _ time.Time) { d.Header.Set(signature.DefaultSecretHeader, secret) },
+			tamper: func(d *delivery) { d.Header.Set(signature.DefaultSecretHeader, "guessed") }},
 		// HighLevel signs with its private key; the test stands in for it with its own key pair and
 		// configures the public half, as an operator pastes HighLevel's published key. x-wh-signature
 		// is the recipe of "Webhook Authentication Guide": base64 RSA-SHA256 of the raw body.
