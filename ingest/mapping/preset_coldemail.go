@@ -58,25 +58,49 @@ func mapInstantly(p payload) []Item {
 }
 
 // mapSmartlead maps Smartlead events ({"event_type","event_timestamp","stats_id","sl_lead_email",
-// "to_email","to_name","campaign_id","reply_message":{"message_id"},"secret_key",…} and the newer
-// {"event","timestamp","lead":{…}} shape). event_type:stats_id (plus the reply's message id for
-// replies, which share the thread's stats) is the delivery id. secret_key authenticates the sender and
-// is removed from Raw and Fields by Map.
+// "to_email","to_name","campaign_id","sent_message":{"message_id"},"reply_message":{"message_id"},
+// "lead_data":{…},"secret_key",…} and the {"event","timestamp","lead_id","lead":{…}} shape of the API
+// reference). The delivery id is event_type:stats_id (plus the reply's message id for replies, which
+// share the thread's stats), else event_type:<message id>, else event_type:lead_id:<new category>:time —
+// a lead's id is the same for every email sent to it and every category it moves through, so the event's
+// own time keeps those apart — else event_type:email:time. secret_key authenticates the sender and is
+// removed from Raw and Fields by Map.
 func mapSmartlead(p payload) []Item {
 	doc := p.doc
 	lead := doc.Get("lead")
+	if !lead.IsObject() {
+		lead = doc.Get("lead_data")
+	}
 	it := newItem()
 	it.EventType = firstText(doc.Get("event_type"), doc.Get("event"))
-	it.OccurredAt = parseTime(firstPresent(doc, "event_timestamp", "timestamp", "time_replied", "time_sent"))
-	statsID := firstText(doc.Get("stats_id"), doc.Get("lead_id"))
-	it.DeliveryID = joinID(it.EventType, statsID)
-	if replyID := firstText(doc.Get("reply_message.message_id"), doc.Get("reply.message_id")); replyID != "" && it.DeliveryID != "" {
-		it.DeliveryID += ":" + replyID
+	occurred := firstPresent(doc, "event_timestamp", "timestamp", "time_replied", "time_sent", "time_opened",
+		"time_clicked", "time_bounced", "created_at")
+	it.OccurredAt = parseTime(occurred)
+	it.Email = firstText(doc.Get("sl_lead_email"), lead.Get("email"), doc.Get("to_email"), doc.Get("lead_email"))
+	replyID := firstText(doc.Get("reply_message.message_id"), doc.Get("reply.message_id"))
+	messageID := firstText(doc.Get("reply_message.message_id"), doc.Get("sent_message.message_id"), doc.Get("message_id"))
+	leadID := firstText(doc.Get("lead_id"), doc.Get("sl_email_lead_id"), lead.Get("id"))
+	switch statsID := text(doc.Get("stats_id")); {
+	case statsID != "":
+		it.DeliveryID = joinID(it.EventType, statsID)
+		if replyID != "" && it.DeliveryID != "" {
+			it.DeliveryID += ":" + replyID
+		}
+	case messageID != "":
+		it.DeliveryID = joinID(it.EventType, messageID)
+	case leadID != "":
+		category := firstText(doc.Get("lead_category.new_id"), doc.Get("lead_category_id"), doc.Get("category"))
+		if category != "" {
+			it.DeliveryID = joinID(it.EventType, leadID, category, text(occurred))
+		} else {
+			it.DeliveryID = joinID(it.EventType, leadID, text(occurred))
+		}
+	default:
+		it.DeliveryID = joinID(it.EventType, it.Email, text(occurred))
 	}
-	it.Email = firstText(doc.Get("sl_lead_email"), lead.Get("email"), doc.Get("lead_email"), doc.Get("to_email"))
 	it.FirstName = text(lead.Get("first_name"))
 	it.LastName = text(lead.Get("last_name"))
-	fillName(&it, text(doc.Get("to_name")))
+	fillName(&it, firstText(doc.Get("to_name"), doc.Get("lead_name")))
 	it.Company = firstText(lead.Get("company_name"), doc.Get("company_name"))
 	it.Phone = firstText(lead.Get("phone_number"), lead.Get("phone"))
 	for _, k := range []string{"campaign_id", "campaign_name", "sequence_number"} {
@@ -87,6 +111,10 @@ func mapSmartlead(p payload) []Item {
 	putValue(it.Fields, "campaign_status", doc.Get("campaign_status"))
 	putValue(it.Fields, "lead_category", firstPresent(doc, "lead_category.new_name", "category"))
 	putValue(it.Fields, "app_url", doc.Get("app_url"))
+	putValue(it.Fields, "reply_text", firstPresent(doc, "reply_message.text", "preview_text"))
+	for _, k := range []string{"website", "linkedin_profile", "location", "company_url"} {
+		putValue(it.Fields, k, lead.Get(k))
+	}
 	lead.Get("custom_fields").ForEach(func(k, v gjson.Result) bool {
 		putValue(it.Fields, k.String(), v)
 		return true

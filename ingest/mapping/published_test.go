@@ -168,6 +168,27 @@ func publishedExamples() []publishedExample {
 			Attribution: map[string]any{"campaign_id": "3f2e1d0c-9b8a-4c7d-8e6f-5a4b3c2d1e0f", "campaign_name": "Founders outreach", "step": 1.0, "variant": 2.0},
 			NoFields:    []string{"email_html", "reply_html", "timestamp", "event_type"},
 		}}},
+		// Smartlead: the EMAIL_REPLY "Response Structure" (help.smartlead.ai/Threaded-Replies-
+		// ff92a607c93645b7b1568d8219218423), non-deprecated members filled; the example's own addresses
+		// are obfuscated on the page, so they are example.com ones here.
+		{name: "smartlead email reply", kind: "smartlead", file: "smartlead-email-reply.json", contentType: jsonCT, want: []want{{
+			DeliveryID: "EMAIL_REPLY:7b1f6c2e-3a4d-4e5f-9a8b-1c2d3e4f5a6b:<reply-8c2d@mail.example.com>", EventType: "EMAIL_REPLY",
+			OccurredAt: "2023-09-25T17:31:11.618881Z", Email: "david.carroll@example.com", FirstName: "David", LastName: "Carroll",
+			Fields: map[string]any{"sl_email_lead_id": 2145236541.0, "campaign_status": "COMPLETED", "reply_text": "Sounds interesting, tell me more"},
+			Attribution: map[string]any{"campaign_id": 111.0, "campaign_name": "OR Tracker", "sequence_number": 1.0},
+			NoFields:    []string{"secret_key"},
+		}}},
+		// Smartlead: LEAD_CATEGORY_UPDATED, its "Response Structure" with the lead_data values it shows
+		// (help.smartlead.ai/Lead-Category-Updated-22cab06ce4a0499ca417916cececa62c). A lead moves through
+		// several categories under one lead_id: the new category and the event's time are in the key.
+		{name: "smartlead lead category updated", kind: "smartlead", file: "smartlead-lead-category-updated.json", contentType: jsonCT, want: []want{{
+			DeliveryID: "LEAD_CATEGORY_UPDATED:2145236542:1:2023-09-26T11:16:24.671Z", EventType: "LEAD_CATEGORY_UPDATED",
+			OccurredAt: "2023-09-26T11:16:24.671Z", Email: "ramesh.kumar@example.com", Phone: "23454212", FirstName: "Ramesh", LastName: "Kumar",
+			Company: "Smartlead",
+			Fields: map[string]any{"lead_category": "Interested", "first_line": "Super massive black hole", "website": "smartlead.ai",
+				"linkedin_profile": "linkedin.com"},
+			NoFields: []string{"secret_key"},
+		}}},
 	}
 }
 

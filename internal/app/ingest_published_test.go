@@ -163,6 +163,25 @@ func publishedCases() []publishedCase {
 			fields: map[string]any{"reply_text_snippet": "Yes, Tuesday works"},
 			sign:   func(t *testing.T, d *delivery, secret string, _ time.Time) { d.Header.Set(signature.DefaultSecretHeader, secret) },
 			tamper: func(d *delivery) { d.Header.Set(signature.DefaultSecretHeader, "guessed") }},
+		// Smartlead signs nothing either: the webhook's secret_key rides in the body, so a forger
+		// without it is what is refused.
+		{kind: "smartlead", file: "smartlead-email-reply.json", eventType: "EMAIL_REPLY", email: "david.carroll@example.com", firstName: "David",
+			fields: map[string]any{"reply_text": "Sounds interesting, tell me more"},
+			sign: func(t *testing.T, d *delivery, secret string, _ time.Time) {
+				body := strings.Replace(string(d.Body), `"secret_key": ""`, `"secret_key": "`+secret+`"`, 1)
+				if body == string(d.Body) {
+					t.Fatal("smartlead example has no secret_key to fill")
+				}
+				d.Body = []byte(body)
+			},
+			tamper: func(d *delivery) {
+				var m map[string]any
+				if err := json.Unmarshal(d.Body, &m); err != nil {
+					panic(err)
+				}
+				m["secret_key"] = "guessed"
+				d.Body, _ = json.Marshal(m)
+			}},
 		// HighLevel signs with its private key; the test stands in for it with its own key pair and
 		// configures the public half, as an operator pastes HighLevel's published key. x-wh-signature
 		// is the recipe of "Webhook Authentication Guide": base64 RSA-SHA256 of the raw body.
