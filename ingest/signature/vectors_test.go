@@ -263,6 +263,19 @@ func TestVapiBearer(t *testing.T) {
 	}
 }
 
+// TestHMACGitHubPublishedVector: the generic hmac kind, configured as its page
+// says for GitHub-style senders, verifies GitHub's published test values
+// ("Validating webhook deliveries": secret "It's a Secret to Everybody",
+// payload "Hello, World!").
+func TestHMACGitHubPublishedVector(t *testing.T) {
+	cfg := Config{Secrets: []string{"It's a Secret to Everybody"}, Header: "X-Hub-Signature-256", Prefix: "sha256=", Encoding: "hex"}
+	req := jsonRequest(hookURL, "Hello, World!")
+	req.Header.Set("X-Hub-Signature-256", "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17")
+	assertReason(t, Verify(KindHMAC, cfg, req, testNow), "")
+	req.Body = []byte("Hello, World?")
+	assertReason(t, Verify(KindHMAC, cfg, req, testNow), "mismatch")
+}
+
 // TestVapiHMACCredentialDefaults signs the way Vapi's HMAC credential does
 // with its defaults (HMACAuthenticationPlan, Vapi API reference): hex
 // HMAC-SHA256 of "{timestamp}.{body}" in x-signature, the unix timestamp in
