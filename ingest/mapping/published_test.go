@@ -174,7 +174,7 @@ func publishedExamples() []publishedExample {
 		{name: "smartlead email reply", kind: "smartlead", file: "smartlead-email-reply.json", contentType: jsonCT, want: []want{{
 			DeliveryID: "EMAIL_REPLY:7b1f6c2e-3a4d-4e5f-9a8b-1c2d3e4f5a6b:<reply-8c2d@mail.example.com>", EventType: "EMAIL_REPLY",
 			OccurredAt: "2023-09-25T17:31:11.618881Z", Email: "david.carroll@example.com", FirstName: "David", LastName: "Carroll",
-			Fields: map[string]any{"sl_email_lead_id": 2145236541.0, "campaign_status": "COMPLETED", "reply_text": "Sounds interesting, tell me more"},
+			Fields:      map[string]any{"sl_email_lead_id": 2145236541.0, "campaign_status": "COMPLETED", "reply_text": "Sounds interesting, tell me more"},
 			Attribution: map[string]any{"campaign_id": 111.0, "campaign_name": "OR Tracker", "sequence_number": 1.0},
 			NoFields:    []string{"secret_key"},
 		}}},

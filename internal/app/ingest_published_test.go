@@ -161,7 +161,9 @@ func publishedCases() []publishedCase {
 		// rides in one of them and a forger without it is what is refused.
 		{kind: "instantly", file: "instantly-reply-received.json", eventType: "reply_received", email: "dana@example.com", firstName: "Dana",
 			fields: map[string]any{"reply_text_snippet": "Yes, Tuesday works"},
-			sign:   func(t *testing.T, d *delivery, secret string, _ time.Time) { d.Header.Set(signature.DefaultSecretHeader, secret) },
+			sign: func(t *testing.T, d *delivery, secret string, _ time.Time) {
+				d.Header.Set(signature.DefaultSecretHeader, secret)
+			},
 			tamper: func(d *delivery) { d.Header.Set(signature.DefaultSecretHeader, "guessed") }},
 		// Smartlead signs nothing either: the webhook's secret_key rides in the body, so a forger
 		// without it is what is refused.
