@@ -133,7 +133,7 @@ func mapGoHighLevel(p payload) []Item {
 	created := eventType == "" || strings.HasSuffix(eventType, "Create") || strings.HasSuffix(eventType, "Message")
 	it.OccurredAt = parseTime(doc.Get("timestamp"))
 	if it.OccurredAt.IsZero() && created {
-		it.OccurredAt = parseTime(firstPresent(doc, "dateAdded", "date_created"))
+		it.OccurredAt = parseTime(firstPresent(doc, "dateAdded", "date_created", "appointment.dateAdded"))
 	}
 	it.Email = text(doc.Get("email"))
 	it.Phone = text(doc.Get("phone"))

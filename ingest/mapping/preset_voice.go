@@ -82,7 +82,8 @@ var vapiNotConnected = []string{"did-not-answer", "busy", "failed-to-connect", "
 // mapVapi maps Vapi server messages ({"message":{"type","timestamp","startedAt","endedAt",
 // "call":{"id","type","customer"},"customer":{"number","name","email"},"endedReason",
 // "analysis":{"summary","structuredData":{…}},"artifact":{"structuredOutputs":{<id>:{"name","result"}}}}}).
-// call.id:type is the delivery id (status-updates add the status, since one call sends several). The
+// call.id:type is the delivery id of an end-of-call-report; status-updates add the status and other
+// messages, which come many times per call, their timestamp. The
 // lead is the customer; email and name come from the structured outputs (Vapi's recommended
 // extraction) or the older analysis.structuredData. On end-of-call reports phone_verified is true when
 // the call connected: it lasted some time (endedAt − startedAt, as the report documents it, or a
@@ -93,9 +94,17 @@ func mapVapi(p payload) []Item {
 	it := newItem()
 	it.EventType = text(m.Get("type"))
 	it.DeliveryID = joinID(text(call.Get("id")), it.EventType)
-	if it.EventType == "status-update" && it.DeliveryID != "" {
-		if status := text(m.Get("status")); status != "" {
+	switch it.EventType {
+	case "end-of-call-report":
+	case "status-update":
+		if status := text(m.Get("status")); status != "" && it.DeliveryID != "" {
 			it.DeliveryID += ":" + status
+		}
+	default:
+		// transcript, conversation-update, speech-update, tool-calls … come many times per call:
+		// the message's own timestamp tells them apart.
+		if ts := text(m.Get("timestamp")); ts != "" && it.DeliveryID != "" {
+			it.DeliveryID += ":" + ts
 		}
 	}
 	it.OccurredAt = parseTime(firstPresent(m, "timestamp", "endedAt", "startedAt"))

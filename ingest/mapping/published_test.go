@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 )
 
@@ -137,7 +138,7 @@ func publishedExamples() []publishedExample {
 		// HighLevel: the AppointmentCreate example (docs/webhook events/AppointmentCreate.md): the
 		// contact is appointment.contactId.
 		{name: "gohighlevel appointment create", kind: "gohighlevel", file: "gohighlevel-appointment-create.json", contentType: jsonCT, want: []want{{
-			EventType: "AppointmentCreate",
+			EventType: "AppointmentCreate", OccurredAt: "2023-09-25T10:30:00Z",
 			Fields: map[string]any{"ghl_contact_id": "9NkT25Vor1v4aQatFsv2", "ghl_object_id": "0007BWpSzSwfiuSl0tR2",
 				"appointment_title": "Appointment with GHL Dev team", "appointment_status": "confirmed",
 				"appointment_start": "2023-09-25T16:00:00+05:30", "source": "booking_widget", "location_id": "0007BWpSzSwfiuSl0tR2"},
@@ -203,5 +204,33 @@ func TestMapPublishedExamples(t *testing.T) {
 			}
 			checkItems(t, items, ex.want)
 		})
+	}
+}
+
+// TestVapiMessagesSentManyTimesPerCallKeyOnTheirTimestamp: transcripts ("Server
+// events", docs.vapi.ai/server-url/events) come many times per call, so two of
+// them are two events, while the same message sent again is one.
+func TestVapiMessagesSentManyTimesPerCallKeyOnTheirTimestamp(t *testing.T) {
+	t.Parallel()
+	transcript := func(ts int64, words string) []byte {
+		return []byte(`{"message":{"type":"transcript","role":"user","transcriptType":"partial","transcript":"` + words +
+			`","timestamp":` + strconv.FormatInt(ts, 10) + `,"call":{"id":"7c7a3c3e","customer":{"number":"+14155550134"}}}}`)
+	}
+	key := func(body []byte) string {
+		items, err := Map("vapi", Overrides{}, jsonCT, nil, body)
+		if err != nil || len(items) != 1 {
+			t.Fatalf("Map: %v, %d items", err, len(items))
+		}
+		return items[0].DeliveryID
+	}
+	first, second := key(transcript(1714608491736, "I'd like to book...")), key(transcript(1714608493120, "a demo"))
+	if first == second {
+		t.Fatalf("two transcripts of one call share the key %q", first)
+	}
+	if again := key(transcript(1714608491736, "I'd like to book...")); again != first {
+		t.Fatalf("the same transcript sent again keys %q, first %q", again, first)
+	}
+	if first != "7c7a3c3e:transcript:1714608491736" {
+		t.Fatalf("key %q, want call id, type and timestamp", first)
 	}
 }
