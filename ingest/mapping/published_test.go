@@ -190,6 +190,19 @@ func publishedExamples() []publishedExample {
 				"linkedin_profile": "linkedin.com"},
 			NoFields: []string{"secret_key"},
 		}}},
+		// Smartlead: the EMAIL_SENT "Payload Example" of "Webhook Events" (api.smartlead.ai/api-reference/
+		// webhooks/events): no stats id, so the message id keys it.
+		{name: "smartlead email sent", kind: "smartlead", file: "smartlead-email-sent.json", contentType: jsonCT, want: []want{{
+			DeliveryID: "EMAIL_SENT:abc123def456", EventType: "EMAIL_SENT", OccurredAt: "2025-01-15T09:00:00Z",
+			Email: "lead@example.com", FirstName: "John", LastName: "Doe",
+			Attribution: map[string]any{"campaign_id": 123.0, "campaign_name": "Q1 Outreach", "sequence_number": 1.0},
+		}}},
+		// Smartlead: the same page's earlier {"event","lead_id","lead"} EMAIL_SENT example: every email
+		// sent to lead 789 has its lead id, so the event's time is in the key.
+		{name: "smartlead email sent, lead shape", kind: "smartlead", file: "smartlead-email-sent-lead.json", contentType: jsonCT, want: []want{{
+			DeliveryID: "EMAIL_SENT:789:2024-11-25T09:00:00Z", EventType: "EMAIL_SENT", OccurredAt: "2024-11-25T09:00:00Z",
+			Email: "lead@example.com", FirstName: "John", LastName: "Doe", Company: "Acme Corp",
+		}}},
 	}
 }
 
