@@ -81,6 +81,7 @@ func UIRoutes(d UIDeps) func(r chi.Router) {
 
 					r.Get("/dead-letters", ui.ListDeadLetters)
 					r.With(editor).Post("/dead-letters/bulk", ui.BulkDeadLetters)
+					r.With(editor).Post("/dead-letters/act-on-all", ui.ActOnAllDeadLetters)
 					r.Get("/dead-letters/{id}", ui.ShowDeadLetter)
 					r.With(editor).Post("/dead-letters/{id}/replay", ui.ReplayDeadLetterUI)
 					r.With(editor).Post("/dead-letters/{id}/discard", ui.DiscardDeadLetterUI)
