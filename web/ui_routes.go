@@ -105,6 +105,7 @@ func UIRoutes(d UIDeps) func(r chi.Router) {
 					r.With(editor).Post("/guards/breakers/{contact}/reset", ui.ResetBreakerUI)
 					r.With(editor).Post("/guards/filters/{id}", ui.SaveSourceFilters)
 					r.With(editor).Post("/guards/silence", ui.CreateSilenceAlarmUI)
+					r.With(editor).Post("/guards/silence/{id}", ui.UpdateSilenceAlarmUI)
 					r.With(editor).Post("/guards/silence/{id}/delete", ui.DeleteSilenceAlarmUI)
 					r.With(editor).Post("/guards/health/{metric}", ui.SaveHealthAlarmUI)
 					r.With(admin).Post("/guards/alerting", ui.SaveAlertingSettingsUI)
