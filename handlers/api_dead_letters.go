@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
@@ -28,47 +29,33 @@ type deadLetterJSON struct {
 	ResolvedBy  *string         `json:"resolved_by,omitempty"`
 	Resolution  *string         `json:"resolution,omitempty"`
 	Payload     json.RawMessage `json:"payload,omitempty"`
+	EventCount  int             `json:"event_count"`
+	EventIDs    []string        `json:"event_ids"`
+	LastSeenAt  time.Time       `json:"last_seen_at"`
 }
 
 func deadLetterView(d models.DeadLetter, withPayload bool) deadLetterJSON {
 	v := deadLetterJSON{ID: d.ID, Kind: d.Kind, Reason: d.Reason, Status: d.Status, EventID: d.EventID, ContactID: d.ContactID,
 		SourceID: d.SourceID, Attempts: d.Attempts, NextRetryAt: d.NextRetryAt, CreatedAt: d.CreatedAt, ResolvedAt: d.ResolvedAt,
-		ResolvedBy: d.ResolvedBy, Resolution: d.Resolution}
+		ResolvedBy: d.ResolvedBy, Resolution: d.Resolution, EventCount: d.EventCount, EventIDs: d.HeldEvents(), LastSeenAt: d.LastSeenAt}
+	if v.EventIDs == nil {
+		v.EventIDs = []string{}
+	}
 	if withPayload {
-		v.Payload = d.Payload
+		v.Payload = models.DeadLetterPayloadForDisplay(d.Payload)
 	}
 	return v
 }
 
-// ListDeadLetters answers GET .../dead-letters?status=open|replayed|discarded|all&kind=&source=&older_than=.
+// ListDeadLetters answers GET .../dead-letters?status=open|replayed|discarded|all&kind=&reason=&contact=&source=&older_than=.
 func (a *API) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
 	page, ok := pageFrom(w, r)
 	if !ok {
 		return
 	}
-	q := r.URL.Query()
-	f := models.DeadLetterFilter{WorkspaceID: workspaceFrom(r).ID, Status: q.Get("status"), Kind: q.Get("kind")}
-	switch f.Status {
-	case "", "all", models.DeadLetterOpen, models.DeadLetterReplayed, models.DeadLetterDiscarded:
-	default:
-		writeError(w, http.StatusBadRequest, "status", "status must be open, replayed, discarded or all")
+	f, ok := deadLetterQueryFilter(w, r)
+	if !ok {
 		return
-	}
-	if raw := q.Get("source"); raw != "" {
-		id, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "source", "source must be a source id")
-			return
-		}
-		f.SourceID = id
-	}
-	if raw := q.Get("older_than"); raw != "" {
-		d, err := time.ParseDuration(raw)
-		if err != nil || d < 0 {
-			writeError(w, http.StatusBadRequest, "older_than", "older_than must be a duration such as 30m or 24h")
-			return
-		}
-		f.OlderThan = d
 	}
 	if page.Cursor != "" {
 		if _, err := strconv.ParseInt(page.Cursor, 10, 64); err != nil {
@@ -87,6 +74,42 @@ func (a *API) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
 		out[i], last = deadLetterView(d, false), strconv.FormatInt(d.ID, 10)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": out, "next_cursor": nextCursor(len(list), page.Limit, last)})
+}
+
+// deadLetterQueryFilter reads ?status=&kind=&reason=&contact=&source=&older_than=, answering 400 itself.
+func deadLetterQueryFilter(w http.ResponseWriter, r *http.Request) (models.DeadLetterFilter, bool) {
+	q := r.URL.Query()
+	f := models.DeadLetterFilter{WorkspaceID: workspaceFrom(r).ID, Status: q.Get("status"), Kind: q.Get("kind"), Reason: q.Get("reason"),
+		ContactID: q.Get("contact")}
+	switch f.Status {
+	case "", "all", models.DeadLetterOpen, models.DeadLetterReplayed, models.DeadLetterDiscarded:
+	default:
+		writeError(w, http.StatusBadRequest, "status", "status must be open, replayed, discarded or all")
+		return f, false
+	}
+	if f.ContactID != "" {
+		if _, err := uuid.Parse(f.ContactID); err != nil {
+			writeError(w, http.StatusBadRequest, "contact", "contact must be a contact id")
+			return f, false
+		}
+	}
+	if raw := q.Get("source"); raw != "" {
+		id, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "source", "source must be a source id")
+			return f, false
+		}
+		f.SourceID = id
+	}
+	if raw := q.Get("older_than"); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 {
+			writeError(w, http.StatusBadRequest, "older_than", "older_than must be a duration such as 30m or 24h")
+			return f, false
+		}
+		f.OlderThan = d
+	}
+	return f, true
 }
 
 func (a *API) deadLetterID(w http.ResponseWriter, r *http.Request) (int64, bool) {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/leadgate/leadgate/guards/alarm"
 	"github.com/leadgate/leadgate/guards/alert"
 	"github.com/leadgate/leadgate/guards/filter"
 	"github.com/leadgate/leadgate/guards/loop"
@@ -31,6 +32,7 @@ type GuardsAPI struct {
 	Breaker *loop.Breaker          // clears Redis counts on reset
 	Guards  *alert.WorkspaceGuards // SSRF guard per workspace
 	Sender  *alert.Sender          // test sends
+	Alarms  *alarm.Monitor         // evaluates an alarm again once saved (nil: at the next check)
 	Now     func() time.Time
 }
 

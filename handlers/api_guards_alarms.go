@@ -135,11 +135,21 @@ func (g *GuardsAPI) CreateSilenceAlarm(w http.ResponseWriter, r *http.Request) {
 	g.answerSilence(w, r, a.ID, http.StatusCreated)
 }
 
+// answerSilence answers an alarm just saved, its state evaluated again
+// under the new configuration (the answer and the page show the state in force).
 func (g *GuardsAPI) answerSilence(w http.ResponseWriter, r *http.Request, id int64, status int) {
 	a, err := g.Store.SilenceAlarmGet(r.Context(), workspaceFrom(r).ID, id)
 	if err != nil {
 		serverError(g.Log, w, r, err)
 		return
+	}
+	if g.Alarms != nil {
+		if err := g.Alarms.CheckSilenceAlarm(r.Context(), a); err != nil {
+			g.Log.Warn("guards: silence alarm saved; its state is refreshed by the next check", "alarm", id, "err", err)
+		} else if a, err = g.Store.SilenceAlarmGet(r.Context(), workspaceFrom(r).ID, id); err != nil {
+			serverError(g.Log, w, r, err)
+			return
+		}
 	}
 	writeJSON(w, status, a)
 }
@@ -305,6 +315,12 @@ func (g *GuardsAPI) PutHealthAlarm(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		serverError(g.Log, w, r, err)
 		return
+	}
+	if g.Alarms != nil {
+		// The state under the new threshold, now rather than at the next check.
+		if err := g.Alarms.CheckWorkspaceHealth(r.Context(), ws.ID); err != nil {
+			g.Log.Warn("guards: health alarm saved; its state is refreshed by the next check", "metric", metric.Name, "err", err)
+		}
 	}
 	writeJSON(w, http.StatusOK, after)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
@@ -34,22 +35,27 @@ var deadLetterAges = []struct {
 	{"7d", "Older than 7 days", 7 * 24 * time.Hour},
 }
 
-// ListDeadLetters renders the queue: ?status=&kind=&source=&age=&cursor=.
+// deadLetterGroupsShown caps the groups the list shows above the rows.
+const deadLetterGroupsShown = 50
+
+// ListDeadLetters renders the queue, grouped by kind, reason and contact:
+// ?status=&kind=&reason=&contact=&source=&age=&cursor=.
 func (u *UI) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
 	ws := workspaceFrom(r)
 	q := r.URL.Query()
 	v := views.DeadLettersView{Workspace: wsRef(ws), Status: q.Get("status"), Kind: q.Get("kind"), SourceID: q.Get("source"),
 		Age: q.Get("age"), CanEdit: canEdit(r), Now: u.now()}
-	f := models.DeadLetterFilter{WorkspaceID: ws.ID}
 	switch v.Status {
 	case models.DeadLetterReplayed, models.DeadLetterDiscarded, "all":
 	default:
 		v.Status = models.DeadLetterOpen
 	}
-	f.Status = v.Status
 	for _, s := range []string{models.DeadLetterOpen, models.DeadLetterReplayed, models.DeadLetterDiscarded, "all"} {
 		v.Statuses = append(v.Statuses, views.Option{Value: s, Label: s})
 	}
+	f := uiDeadLetterFilter(ws.ID, q)
+	f.Status = v.Status
+	v.Kind, v.Reason, v.ContactID, v.Age = f.Kind, f.Reason, f.ContactID, uiDeadLetterAge(q.Get("age"))
 	kinds, err := u.Store.DeadLetterKinds(r.Context(), ws.ID)
 	if err != nil {
 		u.serverError(w, r, err)
@@ -60,34 +66,22 @@ func (u *UI) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
 		v.Kinds = append(v.Kinds, views.Option{Value: k, Label: strings.ReplaceAll(k, "_", " ")})
 		known = known || k == v.Kind
 	}
-	if len(v.Kind) > 64 {
-		v.Kind = ""
-	}
-	if !known && v.Kind != "" {
+	if !known {
 		// A kind no dead letter has (yet): filter by it all the same.
 		v.Kinds = append(v.Kinds, views.Option{Value: v.Kind, Label: strings.ReplaceAll(v.Kind, "_", " ")})
 	}
-	f.Kind = v.Kind
 	names, err := u.sourceOptions(r, ws.ID, &v.Sources)
 	if err != nil {
 		u.serverError(w, r, err)
 		return
 	}
-	if id, err := strconv.ParseInt(v.SourceID, 10, 64); err == nil {
-		f.SourceID = id
-	} else {
+	if f.SourceID == 0 {
 		v.SourceID = ""
 	}
 	for _, a := range deadLetterAges {
 		v.Ages = append(v.Ages, views.Option{Value: a.value, Label: a.label})
-		if a.value == v.Age {
-			f.OlderThan = a.age
-		}
 	}
-	if f.OlderThan == 0 {
-		v.Age = ""
-	}
-	v.Filtered = v.Status != models.DeadLetterOpen || v.Kind != "" || v.SourceID != "" || v.Age != ""
+	v.Filtered = v.Status != models.DeadLetterOpen || v.Kind != "" || v.SourceID != "" || v.Age != "" || v.Reason != "" || v.ContactID != ""
 	page := models.Page{Limit: deadLettersPageSize, Cursor: q.Get("cursor")}
 	if _, err := strconv.ParseInt(page.Cursor, 10, 64); err != nil {
 		page.Cursor = ""
@@ -100,13 +94,12 @@ func (u *UI) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
 	for _, d := range list {
 		v.Rows = append(v.Rows, deadLetterRow(d, names))
 	}
-	base := url.Values{}
-	for k, val := range map[string]string{"status": v.Status, "kind": v.Kind, "source": v.SourceID, "age": v.Age} {
-		if val != "" && !(k == "status" && val == models.DeadLetterOpen) {
-			base.Set(k, val)
-		}
-	}
 	path := "/w/" + ws.Slug + "/dead-letters"
+	base := uiDeadLetterQuery(v.Status, v.Kind, v.Reason, v.ContactID, v.SourceID, v.Age)
+	if err := u.deadLetterGroups(r, f, path, v.SourceID, v.Age, &v); err != nil {
+		u.serverError(w, r, err)
+		return
+	}
 	if page.Cursor != "" {
 		v.FirstURL = withQuery(path, base)
 	}
@@ -115,6 +108,127 @@ func (u *UI) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
 		v.NextURL = withQuery(path, base)
 	}
 	u.page(w, r, http.StatusOK, views.NavDeadLetter, "Dead letters", func(m views.PageMeta) templ.Component { return views.DeadLettersPage(m, v) })
+}
+
+// deadLetterGroups fills the groups of the current filter and, for open
+// dead letters, what "act on all matching" would act on.
+func (u *UI) deadLetterGroups(r *http.Request, f models.DeadLetterFilter, path, source, age string, v *views.DeadLettersView) error {
+	groups, err := u.Store.DeadLetterGroups(r.Context(), f, deadLetterGroupsShown)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		row := views.DeadLetterGroupRow{Kind: g.Kind, Reason: g.Reason, ContactID: deref(g.ContactID), DeadLetters: g.DeadLetters, Events: g.Events,
+			FirstSeen: g.FirstSeen, LastSeen: g.LastSeen, IsLoop: g.Kind == models.KindLoopSuspected && g.ContactID != nil}
+		row.URL = withQuery(path, uiDeadLetterQuery(v.Status, g.Kind, g.Reason, row.ContactID, source, age))
+		v.Groups = append(v.Groups, row)
+	}
+	if v.Status != models.DeadLetterOpen {
+		return nil
+	}
+	if v.Matching, err = u.Store.DeadLetterCount(r.Context(), f); err != nil {
+		return err
+	}
+	if v.Matching > 0 && v.CanEdit {
+		rules, err := apply.LoadRules(r.Context(), u.Store, f.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		v.Stages = stageOptions(rules)
+	}
+	return nil
+}
+
+// uiDeadLetterFilter reads the list's filters (kind, reason, contact,
+// source, age); values that cannot be filters are ignored.
+func uiDeadLetterFilter(wsID int64, q url.Values) models.DeadLetterFilter {
+	f := models.DeadLetterFilter{WorkspaceID: wsID, Kind: q.Get("kind"), Reason: q.Get("reason"), ContactID: q.Get("contact")}
+	if len(f.Kind) > 64 {
+		f.Kind = ""
+	}
+	if len(f.Reason) > 2000 {
+		f.Reason = ""
+	}
+	if _, err := uuid.Parse(f.ContactID); err != nil {
+		f.ContactID = ""
+	}
+	if id, err := strconv.ParseInt(q.Get("source"), 10, 64); err == nil {
+		f.SourceID = id
+	}
+	for _, a := range deadLetterAges {
+		if a.value == q.Get("age") {
+			f.OlderThan = a.age
+		}
+	}
+	return f
+}
+
+// uiDeadLetterAge is age when it is one of the age filter's choices, else "".
+func uiDeadLetterAge(age string) string {
+	for _, a := range deadLetterAges {
+		if a.value == age {
+			return age
+		}
+	}
+	return ""
+}
+
+// uiDeadLetterQuery is the list's query string for a filter.
+func uiDeadLetterQuery(status, kind, reason, contact, source, age string) url.Values {
+	base := url.Values{}
+	for k, val := range map[string]string{"status": status, "kind": kind, "reason": reason, "contact": contact, "source": source, "age": age} {
+		if val != "" && !(k == "status" && val == models.DeadLetterOpen) {
+			base.Set(k, val)
+		}
+	}
+	return base
+}
+
+// ActOnAllDeadLetters replays (with the chosen mode) or discards every open
+// dead letter the list's filter selects, server-side, through the same
+// action as the API; one audit entry records the filter and the count. A
+// loop group's "reset the breaker, then replay" resets its contact's breaker first.
+func (u *UI) ActOnAllDeadLetters(w http.ResponseWriter, r *http.Request) {
+	ws := workspaceFrom(r)
+	if err := r.ParseForm(); err != nil {
+		u.flashRedirect(w, r, "/w/"+ws.Slug+"/dead-letters", "error", "The form could not be read.")
+		return
+	}
+	f := uiDeadLetterFilter(ws.ID, r.PostForm)
+	source := ""
+	if f.SourceID != 0 {
+		source = strconv.FormatInt(f.SourceID, 10)
+	}
+	back := withQuery("/w/"+ws.Slug+"/dead-letters", uiDeadLetterQuery("", f.Kind, f.Reason, f.ContactID, source, uiDeadLetterAge(r.PostFormValue("age"))))
+	b := apply.BulkDeadLetters{Filter: f, Action: r.PostFormValue("action"), Mode: apply.ReplayMode(r.PostFormValue("mode")),
+		Stage: r.PostFormValue("stage"), Note: strings.TrimSpace(r.PostFormValue("note")), ResetBreaker: r.PostFormValue("reset_breaker") != ""}
+	if b.Mode == "" {
+		b.Mode = apply.ReplayAsIs
+	}
+	if b.Action == apply.BulkDiscard && b.Note == "" {
+		b.Note = "discarded with all matching"
+	}
+	res, err := u.Applier.ActOnDeadLetters(r.Context(), b, actor(r))
+	var oe *apply.OperatorError
+	switch {
+	case errors.As(err, &oe):
+		u.flashRedirect(w, r, back, "error", capitalize(oe.Message)+".")
+		return
+	case err != nil:
+		u.serverError(w, r, err)
+		return
+	}
+	verb := map[string]string{apply.BulkReplay: "Replayed", apply.BulkDiscard: "Discarded"}[b.Action]
+	msg := fmt.Sprintf("%s %d of %d matching dead letter(s), holding %d event(s).", verb, res.Done, res.Matched, res.Events)
+	if res.BreakerReset {
+		msg = "Circuit breaker reset. " + msg
+	}
+	kind := "ok"
+	if len(res.Failed) > 0 {
+		msg += " Not done: " + apply.BulkFailureText(res.Failed, 5)
+		kind = "error"
+	}
+	u.flashRedirect(w, r, back, kind, msg)
 }
 
 // sourceOptions fills opts with the workspace's sources and returns their names by id.
@@ -133,7 +247,7 @@ func (u *UI) sourceOptions(r *http.Request, wsID int64, opts *[]views.Option) (m
 
 func deadLetterRow(d models.DeadLetter, names map[int64]string) views.DeadLetterRow {
 	row := views.DeadLetterRow{ID: d.ID, Kind: d.Kind, Reason: d.Reason, Status: d.Status, Attempts: d.Attempts, CreatedAt: d.CreatedAt,
-		IsEvent: d.EventID != nil, SourceName: "CRM sync"}
+		IsEvent: d.EventID != nil, SourceName: "CRM sync", Events: max(d.EventCount, 1), LastSeen: d.LastSeenAt}
 	if d.SourceID != nil {
 		row.SourceName = names[*d.SourceID]
 		if row.SourceName == "" {
@@ -185,7 +299,7 @@ func (u *UI) deadLetterPage(w http.ResponseWriter, r *http.Request, status int, 
 		return
 	}
 	v := views.DeadLetterDetailView{Workspace: wsRef(ws), Row: deadLetterRow(d, names), EventID: deref(d.EventID), ContactID: deref(d.ContactID),
-		Payload: prettyJSON(maskFor(r, d.Payload)), NextRetry: d.NextRetryAt, ResolvedAt: d.ResolvedAt, ResolvedBy: deref(d.ResolvedBy),
+		Payload: prettyJSON(maskFor(r, models.DeadLetterPayloadForDisplay(d.Payload))), HeldEvents: d.HeldEvents(), NextRetry: d.NextRetryAt, ResolvedAt: d.ResolvedAt, ResolvedBy: deref(d.ResolvedBy),
 		Resolution: deref(d.Resolution), Stages: stageOptions(rules), Form: form, CanEdit: canEdit(r), Now: u.now()}
 	if v.ContactID == "" && d.EventID != nil {
 		// A quarantined event names its contact even when the dead letter does not.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
 
 	"github.com/leadgate/leadgate/guards/alert"
 	"github.com/leadgate/leadgate/guards/filter"
@@ -25,6 +26,7 @@ type guardForms struct {
 	alerting *views.AlertingForm
 	health   map[string]views.HealthAlarmRow
 	errs     map[string]views.FieldErrors
+	saved    map[string]string // per card: what was just saved, said in place
 }
 
 // ShowGuards renders the guards and alerts page.
@@ -33,63 +35,110 @@ func (u *UI) ShowGuards(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) guardsPage(w http.ResponseWriter, r *http.Request, status int, f guardForms) {
+	v, err := u.guardsView(r, f)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	u.page(w, r, status, views.NavGuards, "Guards & alerts", func(m views.PageMeta) templ.Component { return views.GuardsPage(m, v) })
+}
+
+// guardsAnswer answers a guard form: an htmx save gets the card it edited,
+// read again (the values and alarm state now in force), in place; a plain
+// form gets the whole page.
+func (u *UI) guardsAnswer(w http.ResponseWriter, r *http.Request, status int, f guardForms, card string) {
+	if !isHTMX(r) || card == "" {
+		if status == http.StatusOK {
+			msg := ""
+			for _, m := range f.saved {
+				msg = m
+			}
+			u.flashRedirect(w, r, guardsPath(r), "ok", msg)
+			return
+		}
+		u.guardsPage(w, r, status, f)
+		return
+	}
+	v, err := u.guardsView(r, f)
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	m, err := u.meta(w, r, views.NavGuards, "Guards & alerts")
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	// htmx swaps only 2xx answers: a refused save is shown in place with its errors.
+	w.Header().Set("HX-Trigger", "alarms-changed")
+	u.render(w, r, http.StatusOK, views.GuardsCard(m, v, card))
+}
+
+// guardCardOf names the card a form belongs to.
+func guardCardOf(form string) string {
+	switch {
+	case form == "loop":
+		return "loop"
+	case form == "silence" || strings.HasPrefix(form, "silence-"):
+		return "silence"
+	case strings.HasPrefix(form, "health-"):
+		return "health"
+	}
+	return ""
+}
+
+func (u *UI) guardsView(r *http.Request, f guardForms) (views.GuardsView, error) {
 	ws := workspaceFrom(r)
 	ctx := r.Context()
-	v := views.GuardsView{Workspace: wsRef(ws), Available: u.Guards != nil, CanEdit: canEdit(r), Now: u.now(), Errors: f.errs,
+	v := views.GuardsView{Workspace: wsRef(ws), Available: u.Guards != nil, CanEdit: canEdit(r), Now: u.now(), Errors: f.errs, Saved: f.saved,
 		NewAlarm: f.alarm, NewChan: f.channel, Severity: []views.Option{{Value: alert.SeverityWarning, Label: "warning"},
 			{Value: alert.SeverityCritical, Label: "critical"}, {Value: alert.SeverityInfo, Label: "info"}},
 		Kinds: []views.Option{{Value: alert.KindSlack, Label: "Slack"}, {Value: alert.KindWebhook, Label: "Webhook"},
 			{Value: alert.KindTelegram, Label: "Telegram"}, {Value: alert.KindPagerDuty, Label: "PagerDuty"}, {Value: alert.KindEmail, Label: "Email"}}}
 	if !v.Available {
-		u.page(w, r, status, views.NavGuards, "Guards & alerts", func(m views.PageMeta) templ.Component { return views.GuardsPage(m, v) })
-		return
+		return v, nil
 	}
 	settings, err := u.Store.GuardSettingsGet(ctx, ws.ID)
 	if err != nil {
-		u.serverError(w, r, err)
-		return
+		return v, err
 	}
 	v.Loop = loopForm(settings.Loop)
 	if f.loop != nil {
 		v.Loop = *f.loop
 	}
+	v.Loop.Defaults = loopDefaults()
 	v.CanAdmin = canAdmin(r)
 	v.Alerting = views.AlertingForm{HeartbeatURL: settings.Alerting.HeartbeatURL, AllowedHosts: strings.Join(settings.Alerting.AllowedHosts, "\n")}
 	if f.alerting != nil {
 		v.Alerting = *f.alerting
 	}
 	if v.Health, err = u.healthRows(r, ws.ID, f.health); err != nil {
-		u.serverError(w, r, err)
-		return
+		return v, err
 	}
 	breakers, err := u.Store.BreakerList(ctx, ws.ID, models.BreakerTripped, models.Page{Limit: 50})
 	if err != nil {
-		u.serverError(w, r, err)
-		return
+		return v, err
 	}
 	for _, b := range breakers {
 		v.Breakers = append(v.Breakers, views.BreakerRow{ContactID: b.ContactID, Trips: b.Trips, Reason: b.Reason, TrippedAt: b.TrippedAt})
 	}
 	names, err := u.sourceOptions(r, ws.ID, &v.Sources)
 	if err != nil {
-		u.serverError(w, r, err)
-		return
+		return v, err
 	}
 	for _, o := range v.Sources {
 		id, _ := strconv.ParseInt(o.Value, 10, 64)
 		rules, ok := f.filters[id]
 		if !ok {
 			if rules, err = u.filterRules(r, ws.ID, id); err != nil {
-				u.serverError(w, r, err)
-				return
+				return v, err
 			}
 		}
 		v.Filters = append(v.Filters, views.SourceFilters{ID: id, Name: o.Label, Rules: append(rules, views.FilterRule{Action: filter.ActionDrop})})
 	}
 	alarms, err := u.Store.SilenceAlarmList(ctx, ws.ID)
 	if err != nil {
-		u.serverError(w, r, err)
-		return
+		return v, err
 	}
 	for _, a := range alarms {
 		scope := "the whole workspace"
@@ -97,12 +146,11 @@ func (u *UI) guardsPage(w http.ResponseWriter, r *http.Request, status int, f gu
 			scope = names[*a.SourceID]
 		}
 		v.Silence = append(v.Silence, views.SilenceRow{ID: a.ID, Scope: scope, Metric: a.Metric, Threshold: minutes(a.ThresholdSeconds),
-			Reminder: minutes(a.ReminderSeconds), MinVolume: a.MinDailyVolume, Enabled: a.Enabled, Silent: a.Silent, SilentFrom: a.SilentSince})
+			Reminder: minutes(a.ReminderSeconds), ThresholdMinutes: strconv.Itoa(a.ThresholdSeconds / 60), ReminderMinutes: strconv.Itoa(a.ReminderSeconds / 60), MinVolume: a.MinDailyVolume, Enabled: a.Enabled, Silent: a.Silent, SilentFrom: a.SilentSince})
 	}
 	channels, err := u.Store.AlertChannelList(ctx, ws.ID, false)
 	if err != nil {
-		u.serverError(w, r, err)
-		return
+		return v, err
 	}
 	for _, c := range channels {
 		cv := u.Guards.channelView(c)
@@ -116,7 +164,7 @@ func (u *UI) guardsPage(w http.ResponseWriter, r *http.Request, status int, f gu
 		v.Channels = append(v.Channels, views.ChannelRow{ID: c.ID, Name: c.Name, Kind: c.Kind, MinSeverity: orDefault(c.MinSeverity, alert.SeverityWarning),
 			Enabled: c.Enabled, Target: target, SecretsSet: strings.Join(cv.SecretsSet, ", "), LastTestAt: c.LastTestAt, LastTestErr: c.LastTestError})
 	}
-	u.page(w, r, status, views.NavGuards, "Guards & alerts", func(m views.PageMeta) templ.Component { return views.GuardsPage(m, v) })
+	return v, nil
 }
 
 func minutes(secs int) string {
@@ -127,15 +175,20 @@ func minutes(secs int) string {
 	return strconv.Itoa(int(d.Minutes())) + " min"
 }
 
+// loopForm shows the loop settings in force: a value left to its default is
+// shown as that default, never as an empty box with a stale example.
 func loopForm(s models.LoopSettings) views.LoopForm {
-	num := func(n int) string {
-		if n == 0 {
-			return ""
-		}
-		return strconv.Itoa(n)
-	}
+	s = s.WithDefaults()
+	num := strconv.Itoa
 	return views.LoopForm{EchoDisabled: s.EchoDisabled, EchoWindow: num(s.EchoWindowSeconds), LoopField: s.LoopField, LoopValue: s.LoopValue,
 		SyncField: s.SyncField, BreakerDisabled: s.BreakerDisabled, BreakerMax: num(s.BreakerMax), BreakerWindow: num(s.BreakerWindowSeconds)}
+}
+
+// loopDefaults are the loop settings' defaults, shown as each box's placeholder.
+func loopDefaults() views.LoopDefaults {
+	d := models.LoopSettings{}.WithDefaults()
+	return views.LoopDefaults{EchoWindow: strconv.Itoa(d.EchoWindowSeconds), LoopField: d.LoopField, LoopValue: d.LoopValue, SyncField: d.SyncField,
+		BreakerMax: strconv.Itoa(d.BreakerMax), BreakerWindow: strconv.Itoa(d.BreakerWindowSeconds)}
 }
 
 func (u *UI) filterRules(r *http.Request, wsID, sourceID int64) ([]views.FilterRule, error) {
@@ -166,7 +219,7 @@ func (u *UI) guardFailed(w http.ResponseWriter, r *http.Request, res apiResult, 
 		return true
 	}
 	f.errs = map[string]views.FieldErrors{form: {fieldOf(res.Field): capitalize(res.Error)}}
-	u.guardsPage(w, r, http.StatusUnprocessableEntity, f)
+	u.guardsAnswer(w, r, http.StatusUnprocessableEntity, f, guardCardOf(form))
 	return true
 }
 
@@ -205,14 +258,14 @@ func (u *UI) SaveLoopSettings(w http.ResponseWriter, r *http.Request) {
 	f := guardForms{loop: &form}
 	if errs.Any() {
 		f.errs = map[string]views.FieldErrors{"loop": errs}
-		u.guardsPage(w, r, http.StatusUnprocessableEntity, f)
+		u.guardsAnswer(w, r, http.StatusUnprocessableEntity, f, "loop")
 		return
 	}
 	res := u.viaAPI(r, u.Guards.PutLoopSettings, http.MethodPut, in)
 	if u.guardFailed(w, r, res, f, "loop", func(s string) string { return orDefault(s, "form") }) {
 		return
 	}
-	u.flashRedirect(w, r, guardsPath(r), "ok", "Loop breaker settings saved.")
+	u.guardsAnswer(w, r, http.StatusOK, guardForms{saved: map[string]string{"loop": "Loop breaker settings saved."}}, "loop")
 }
 
 // ResetBreakerUI closes a contact's tripped circuit breaker.
@@ -312,6 +365,54 @@ func (u *UI) CreateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.flashRedirect(w, r, guardsPath(r), "ok", "Silence alarm added.")
+}
+
+// UpdateSilenceAlarmUI edits a silence alarm's threshold, reminder and
+// switch in place, through the API's update (the rest of its configuration is kept).
+func (u *UI) UpdateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
+		u.NotFound(w, r)
+		return
+	}
+	cur, err := u.Store.SilenceAlarmGet(r.Context(), workspaceFrom(r).ID, id)
+	if errors.Is(err, models.ErrNotFound) {
+		u.NotFound(w, r)
+		return
+	}
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	key := "silence-" + strconv.FormatInt(id, 10)
+	body := map[string]any{"source_id": cur.SourceID, "metric": cur.Metric, "rule": cur.Rule, "threshold_seconds": cur.ThresholdSeconds,
+		"reminder_seconds": cur.ReminderSeconds, "business_hours": cur.BusinessHours, "min_daily_volume": cur.MinDailyVolume,
+		"enabled": r.PostFormValue("enabled") == "true"}
+	errs := views.FieldErrors{}
+	for _, n := range []struct{ form, api string }{{"threshold_minutes", "threshold_seconds"}, {"reminder_minutes", "reminder_seconds"}} {
+		raw := strings.TrimSpace(r.PostFormValue(n.form))
+		if raw == "" {
+			continue
+		}
+		v, err := strconv.Atoi(raw)
+		if err != nil || v < 1 {
+			errs[n.form] = "Enter a whole number of minutes."
+			continue
+		}
+		body[n.api] = v * 60
+	}
+	if len(cur.BusinessHours) == 0 {
+		delete(body, "business_hours")
+	}
+	if errs.Any() {
+		u.guardsAnswer(w, r, http.StatusUnprocessableEntity, guardForms{errs: map[string]views.FieldErrors{key: errs}}, "silence")
+		return
+	}
+	res := u.viaAPI(r, u.Guards.UpdateSilenceAlarm, http.MethodPut, body)
+	if u.guardFailed(w, r, res, guardForms{}, key, func(s string) string { return orDefault(strings.Replace(s, "_seconds", "_minutes", 1), "form") }) {
+		return
+	}
+	u.guardsAnswer(w, r, http.StatusOK, guardForms{saved: map[string]string{key: "Silence alarm saved."}}, "silence")
 }
 
 // DeleteSilenceAlarmUI removes a silence alarm.

@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -37,7 +39,7 @@ func (u *UI) healthRows(r *http.Request, wsID int64, typed map[string]views.Heal
 		if a, ok := by[m.Name]; ok {
 			row.Threshold, row.Enabled, row.Firing, row.Since = formatNum(a.Threshold), a.Enabled, a.Firing, a.FiringSince
 			if a.LastValue != nil {
-				row.LastValue = formatNum(*a.LastValue)
+				row.LastValue = healthValue(*a.LastValue, m.Unit)
 			}
 		}
 		if t, ok := typed[m.Name]; ok {
@@ -49,6 +51,41 @@ func (u *UI) healthRows(r *http.Request, wsID int64, typed map[string]views.Heal
 }
 
 func formatNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// healthValue is a measured value as a person reads it: rounded, with its
+// unit ("37 min", "12.5 %", "3 dead letters"), seconds shown as a duration.
+func healthValue(v float64, unit string) string {
+	switch unit {
+	case "seconds":
+		return roundedDuration(time.Duration(v * float64(time.Second)))
+	case "percent":
+		return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + " %"
+	}
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + " " + unit
+}
+
+// roundedDuration shows a duration to its two largest units (2 h 5 min, 45 s).
+func roundedDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Round(time.Second).Seconds())) + " s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Round(time.Minute).Minutes())) + " min"
+	case d < 48*time.Hour:
+		d = d.Round(time.Minute)
+		h, m := int(d.Hours()), int(d.Minutes())%60
+		if m == 0 {
+			return strconv.Itoa(h) + " h"
+		}
+		return strconv.Itoa(h) + " h " + strconv.Itoa(m) + " min"
+	}
+	d = d.Round(time.Hour)
+	days, h := int(d.Hours())/24, int(d.Hours())%24
+	if h == 0 {
+		return strconv.Itoa(days) + " d"
+	}
+	return strconv.Itoa(days) + " d " + strconv.Itoa(h) + " h"
+}
 
 // SaveHealthAlarmUI sets one health metric's threshold and switch through the API's handler.
 func (u *UI) SaveHealthAlarmUI(w http.ResponseWriter, r *http.Request) {
@@ -65,7 +102,7 @@ func (u *UI) SaveHealthAlarmUI(w http.ResponseWriter, r *http.Request) {
 		n, err := strconv.ParseFloat(typed.Threshold, 64)
 		if err != nil {
 			f.errs = map[string]views.FieldErrors{key: {"threshold": "Enter a number (empty for the default, " + formatNum(metric.Default) + ")."}}
-			u.guardsPage(w, r, http.StatusUnprocessableEntity, f)
+			u.guardsAnswer(w, r, http.StatusUnprocessableEntity, f, "health")
 			return
 		}
 		body["threshold"] = n
@@ -83,7 +120,7 @@ func (u *UI) SaveHealthAlarmUI(w http.ResponseWriter, r *http.Request) {
 	if typed.Enabled {
 		state = "on"
 	}
-	u.flashRedirect(w, r, guardsPath(r), "ok", "Health alarm "+metric.Name+" saved ("+state+").")
+	u.guardsAnswer(w, r, http.StatusOK, guardForms{saved: map[string]string{key: "Health alarm " + metric.Name + " saved (" + state + ")."}}, "health")
 }
 
 // SaveAlertingSettingsUI saves the heartbeat URL and allowed hosts (admins only).

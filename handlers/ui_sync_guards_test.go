@@ -117,7 +117,7 @@ func TestUIGuards(t *testing.T) {
 	if len(alarms) != 1 || alarms[0].ThresholdSeconds != 5400 {
 		t.Fatalf("alarms: %+v", alarms)
 	}
-	expectBody(t, "alarm listed", c.get("/w/default/guards"), `data-testid="silence-alarms"`, "90 min")
+	expectBody(t, "alarm listed", c.get("/w/default/guards"), `data-testid="silence-alarms"`, `name="threshold_minutes" value="90"`)
 	expectRedirect(t, "delete alarm", c.post("/w/default/guards/silence/"+strconv.FormatInt(alarms[0].ID, 10)+"/delete", nil), "/w/default/guards")
 	requireAudit(t, e, "silence_alarm.delete")
 

@@ -27,6 +27,7 @@ func (s *Store) RetentionPurgePayloads(ctx context.Context, cutoff time.Time, ba
 		WHERE e.received_at < ? AND e.payload IS NOT NULL
 		  AND e.status NOT IN ('pending', 'waiting', 'retrying')
 		  AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.event_id = e.id AND d.status = 'open')
+		  AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.event_ids @> ARRAY[e.id] AND d.status = 'open')
 		LIMIT ?)`, cutoff, batch)
 	if res.Error != nil {
 		return 0, fmt.Errorf("models: purge payloads: %w", res.Error)

@@ -21,20 +21,7 @@ func (s *Store) SyncReplayDeadLetter(ctx context.Context, workspaceID, id int64,
 		if err != nil {
 			return err
 		}
-		if dl.Kind != "transient" && dl.Kind != "invalid_mapping" || dl.OutboxID == nil && dl.ContactID == nil {
-			return ErrNotCRMDeadLetter
-		}
-		if err := json.Unmarshal(dl.Payload, &p); err != nil || p.DestinationID == 0 || p.ContactID == "" {
-			return ErrNotCRMDeadLetter
-		}
-		if err := tx.DeadLetterResolve(ctx, dl.ID, DeadLetterReplayed, actor, "resend current state"); err != nil {
-			return err
-		}
-		db := tx.db.WithContext(ctx)
-		if err := db.Exec(`UPDATE sync_queue SET dead_letter_id = NULL WHERE dead_letter_id = ?`, dl.ID).Error; err != nil {
-			return fmt.Errorf("models: replay: unlink: %w", err)
-		}
-		if err := tx.SyncRequeue(ctx, p.DestinationID, p.ContactID); err != nil {
+		if p, err = tx.SyncReplayLocked(ctx, dl, actor); err != nil {
 			return err
 		}
 		return tx.AuditRecord(ctx, Audit{WorkspaceID: workspaceID, Actor: actor, Action: "dead_letter.replay", SubjectType: "dead_letter",
@@ -42,4 +29,23 @@ func (s *Store) SyncReplayDeadLetter(ctx context.Context, workspaceID, id int64,
 			After: map[string]any{"status": DeadLetterReplayed, "mode": "resend_current_state", "destination_id": p.DestinationID}})
 	})
 	return p, err
+}
+
+// SyncReplayLocked closes a locked, open CRM dead letter and queues the contact's current state;
+// ErrNotCRMDeadLetter when it is not one. The caller audits.
+func (s *Store) SyncReplayLocked(ctx context.Context, dl DeadLetter, actor string) (SyncDeadLetterPayload, error) {
+	var p SyncDeadLetterPayload
+	if dl.Kind != "transient" && dl.Kind != "invalid_mapping" || dl.OutboxID == nil && dl.ContactID == nil {
+		return p, ErrNotCRMDeadLetter
+	}
+	if err := json.Unmarshal(dl.Payload, &p); err != nil || p.DestinationID == 0 || p.ContactID == "" {
+		return p, ErrNotCRMDeadLetter
+	}
+	if err := s.DeadLetterResolve(ctx, dl.ID, DeadLetterReplayed, actor, "resend current state"); err != nil {
+		return p, err
+	}
+	if err := s.db.WithContext(ctx).Exec(`UPDATE sync_queue SET dead_letter_id = NULL WHERE dead_letter_id = ?`, dl.ID).Error; err != nil {
+		return p, fmt.Errorf("models: replay: unlink: %w", err)
+	}
+	return p, s.SyncRequeue(ctx, p.DestinationID, p.ContactID)
 }

@@ -77,6 +77,8 @@ func Routes(d Deps) http.Handler {
 			r.With(editor).Get("/contacts/{id}/export", d.API.ExportContact)
 			r.With(RequireRole(models.RoleAdmin)).Post("/contacts/{id}/erase", d.API.EraseContact)
 			r.Get("/dead-letters", d.API.ListDeadLetters)
+			r.Get("/dead-letters/groups", d.API.ListDeadLetterGroups)
+			r.With(editor).Post("/dead-letters/act-on-all", d.API.ActOnDeadLetters)
 			r.Get("/dead-letters/{id}", d.API.GetDeadLetter)
 			r.With(editor).Post("/dead-letters/{id}/replay", d.API.ReplayDeadLetter)
 			r.With(editor).Post("/dead-letters/{id}/discard", d.API.DiscardDeadLetter)

@@ -81,6 +81,7 @@ func UIRoutes(d UIDeps) func(r chi.Router) {
 
 					r.Get("/dead-letters", ui.ListDeadLetters)
 					r.With(editor).Post("/dead-letters/bulk", ui.BulkDeadLetters)
+					r.With(editor).Post("/dead-letters/act-on-all", ui.ActOnAllDeadLetters)
 					r.Get("/dead-letters/{id}", ui.ShowDeadLetter)
 					r.With(editor).Post("/dead-letters/{id}/replay", ui.ReplayDeadLetterUI)
 					r.With(editor).Post("/dead-letters/{id}/discard", ui.DiscardDeadLetterUI)
@@ -104,6 +105,7 @@ func UIRoutes(d UIDeps) func(r chi.Router) {
 					r.With(editor).Post("/guards/breakers/{contact}/reset", ui.ResetBreakerUI)
 					r.With(editor).Post("/guards/filters/{id}", ui.SaveSourceFilters)
 					r.With(editor).Post("/guards/silence", ui.CreateSilenceAlarmUI)
+					r.With(editor).Post("/guards/silence/{id}", ui.UpdateSilenceAlarmUI)
 					r.With(editor).Post("/guards/silence/{id}/delete", ui.DeleteSilenceAlarmUI)
 					r.With(editor).Post("/guards/health/{metric}", ui.SaveHealthAlarmUI)
 					r.With(admin).Post("/guards/alerting", ui.SaveAlertingSettingsUI)

@@ -417,3 +417,17 @@ func capitalize(s string) string {
 	}
 	return string(s[0]-'a'+'A') + s[1:]
 }
+
+// CheckWorkspaceHealth evaluates one workspace's health alarms now (after
+// an operator changed one, so the page shows the state under the new threshold).
+func (m *Monitor) CheckWorkspaceHealth(ctx context.Context, workspaceID int64) error {
+	return m.checkHealth(ctx, workspaceID)
+}
+
+// CheckSilenceAlarm evaluates one silence alarm now (after an operator changed it).
+func (m *Monitor) CheckSilenceAlarm(ctx context.Context, a models.SilenceAlarm) error {
+	if !a.Enabled {
+		return nil
+	}
+	return m.checkSilence(ctx, a)
+}

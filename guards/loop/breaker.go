@@ -14,7 +14,7 @@ import (
 )
 
 // KindLoopSuspected is the dead-letter kind of an event held by a tripped breaker.
-const KindLoopSuspected = "loop_suspected"
+const KindLoopSuspected = models.KindLoopSuspected
 
 // allowScript counts one applied event in a sliding window and trips the
 // breaker when the window is full. KEYS: the window's sorted set, the trip

@@ -218,7 +218,7 @@ func (a *App) Deps() web.Deps {
 		Health:       &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool, Draining: a.draining.Load},
 		Metrics:      promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),
 		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
-		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender},
+		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
 	}
 }
 
@@ -236,7 +236,7 @@ func (a *App) UIRoutes() (func(chi.Router), error) {
 		Limiter: a.loginLimiter(), Assets: assets.Views(),
 		PublicURL: a.Cfg.PublicURL, Log: a.Log, Now: time.Now,
 		Applier: a.Applier, Redis: a.Redis,
-		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender},
+		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
 		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
 	}
 	return web.UIRoutes(web.UIDeps{

@@ -48,7 +48,8 @@ func (r *applyRun) applyOverride(rules lifecycle.Rules, lc lifecycle.Contact, p 
 	return d
 }
 
-// ReplayDeadLetter re-applies a quarantined event with the operator's choice.
+// ReplayDeadLetter re-applies a quarantined event with the operator's choice
+// (every event, for a loop dead letter holding many).
 // The dead letter is closed first, so a replay that fails again opens a new one.
 // An id-only event's lead is fetched from its provider again first; while
 // that fails, the dead letter stays open and nothing is applied.
@@ -63,53 +64,73 @@ func (a *Applier) ReplayDeadLetter(ctx context.Context, workspaceID, id int64, m
 		if err != nil {
 			return err
 		}
-		if dl.EventID == nil {
-			return &OperatorError{Field: "id", Message: "dead letter " + strconv.FormatInt(id, 10) + " is not an event; it is retried by the CRM sync"}
-		}
 		rules, err := loadRules(ctx, tx, workspaceID)
 		if err != nil {
 			return err
 		}
-		run := &applyRun{a: a, tx: tx, rules: rules, sources: map[int64]models.Source{}, actorName: actor, override: mode, later: &later}
-		if mode == ReplayForceStage {
-			canon, ok := rules.Canonical(stage)
-			if !ok {
-				return &OperatorError{Field: "stage", Message: fmt.Sprintf("unknown stage %q", stage)}
-			}
-			run.forceTo = canon
-		}
-		ev, err := tx.EventByID(ctx, *dl.EventID)
-		if err != nil {
-			return err
-		}
-		if err := tx.DeadLetterResolve(ctx, dl.ID, models.DeadLetterReplayed, actor, string(mode)); err != nil {
-			return err
-		}
-		if err := lockIdentity(ctx, tx, ev); err != nil {
-			return err
-		}
-		ev.Attempts = 0
-		if err := run.applyOne(ctx, ev); err != nil {
-			return err
-		}
-		if out, err = tx.EventByID(ctx, ev.ID); err != nil {
+		var forceTo string
+		if out, forceTo, err = a.replayLocked(ctx, tx, rules, dl, mode, stage, actor, &later); err != nil {
 			return err
 		}
 		return tx.AuditRecord(ctx, models.Audit{WorkspaceID: workspaceID, Actor: actor, Action: "dead_letter.replay", SubjectType: "dead_letter",
-			SubjectID: strconv.FormatInt(id, 10), Before: map[string]any{"status": dl.Status, "kind": dl.Kind, "reason": dl.Reason},
-			After: map[string]any{"status": models.DeadLetterReplayed, "mode": mode, "stage": run.forceTo, "event_status": out.Status, "event_reason": out.Reason}})
+			SubjectID: strconv.FormatInt(id, 10), Before: map[string]any{"status": dl.Status, "kind": dl.Kind, "reason": dl.Reason, "events": len(dl.HeldEvents())},
+			After: map[string]any{"status": models.DeadLetterReplayed, "mode": mode, "stage": forceTo, "event_status": out.Status, "event_reason": out.Reason}})
 	})
 	if err != nil {
 		return out, err
 	}
-	// A replayed event that waits again (its contact is still missing) needs
-	// its retry scheduled: its original task is long gone.
+	a.scheduleLater(ctx, later)
+	return out, nil
+}
+
+// scheduleLater enqueues the retries of replayed events that wait again
+// (their contact is still missing): their original tasks are long gone.
+func (a *Applier) scheduleLater(ctx context.Context, later []delayed) {
 	for _, d := range later {
 		if err := a.Queue.EnqueueApplyIn(ctx, d.eventID, d.delay); err != nil {
 			a.Log.Warn("apply: re-enqueue replayed event failed; the sweep will retry", "event", d.eventID, "err", err)
 		}
 	}
-	return out, nil
+}
+
+// replayLocked closes a locked, open event dead letter and applies every
+// event it holds, oldest first, under the operator's choice. It answers the
+// last event as it now stands and the stage forced (if any); the caller audits.
+func (a *Applier) replayLocked(ctx context.Context, tx *models.Store, rules lifecycle.Rules, dl models.DeadLetter, mode ReplayMode, stage, actor string,
+	later *[]delayed) (models.Event, string, error) {
+	var out models.Event
+	held := dl.HeldEvents()
+	if len(held) == 0 {
+		return out, "", &OperatorError{Field: "id", Message: "dead letter " + strconv.FormatInt(dl.ID, 10) + " is not an event; it is retried by the CRM sync"}
+	}
+	run := &applyRun{a: a, tx: tx, rules: rules, sources: map[int64]models.Source{}, actorName: actor, override: mode, later: later}
+	if mode == ReplayForceStage {
+		canon, ok := rules.Canonical(stage)
+		if !ok {
+			return out, "", &OperatorError{Field: "stage", Message: fmt.Sprintf("unknown stage %q", stage)}
+		}
+		run.forceTo = canon
+	}
+	if err := tx.DeadLetterResolve(ctx, dl.ID, models.DeadLetterReplayed, actor, string(mode)); err != nil {
+		return out, "", err
+	}
+	for _, eventID := range held {
+		ev, err := tx.EventByID(ctx, eventID)
+		if err != nil {
+			return out, "", err
+		}
+		if err := lockIdentity(ctx, tx, ev); err != nil {
+			return out, "", err
+		}
+		ev.Attempts = 0
+		if err := run.applyOne(ctx, ev); err != nil {
+			return out, "", err
+		}
+		if out, err = tx.EventByID(ctx, ev.ID); err != nil {
+			return out, "", err
+		}
+	}
+	return out, run.forceTo, nil
 }
 
 // DiscardDeadLetter closes a dead letter without applying anything.

@@ -235,11 +235,7 @@ func eventFields(ev models.Event) map[string]string {
 }
 
 func eventPayload(ev models.Event) json.RawMessage {
-	b, err := json.Marshal(ev)
-	if err != nil {
-		return nil
-	}
-	return b
+	return models.DeadLetterEventPayload(ev)
 }
 
 func contactID(c *models.Contact) string {
