@@ -102,6 +102,10 @@ func TestEveryDeliveryIsAnsweredWhilePostgresRestartsAndTheSpoolDrainsAfterwards
 	t.Logf("ack latency before the stop: %s", latencySummary(before))
 	t.Logf("ack latency from the stop until Postgres was back: %s", latencySummary(during))
 	t.Logf("ack latency after Postgres was back: %s", latencySummary(after))
+	slowest := slices.SortedFunc(slices.Values(all), func(a, b restartAck) int { return int(b.latency - a.latency) })
+	for _, a := range slowest[:min(5, len(slowest))] {
+		t.Logf("slow ack: sent %s after the stop began, answered in %s", a.sent.Sub(downAt).Round(time.Millisecond), a.latency.Round(time.Millisecond))
+	}
 	if len(during) == 0 {
 		t.Fatal("no delivery was sent while Postgres was down")
 	}
