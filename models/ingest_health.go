@@ -26,8 +26,7 @@ func (s *Store) IngestProbe(ctx context.Context, conns int) error {
 	var wg sync.WaitGroup
 	for i := range conns {
 		wg.Go(func() {
-			var none []string
-			errs[i] = s.db.WithContext(ctx).Raw(ingestGroupSQL, "[]").Find(&none).Error
+			_, errs[i] = s.groupInserted(ctx, []byte("[]"))
 		})
 	}
 	wg.Wait()
