@@ -24,7 +24,7 @@ func TestASourcesDropFilterKeepsDroppingWhilePostgresIsAway(t *testing.T) {
 
 	h.pg.Cut()
 	h.accept(h.swDelivery(src, "first", `{"email":"first@example.com"}`), "queued") // finds Postgres away
-	time.Sleep(5500 * time.Millisecond)                                              // past the rule set's 5 s refresh
+	time.Sleep(5500 * time.Millisecond)                                             // past the rule set's 5 s refresh
 	dropped := h.accept(h.swDelivery(src, "internal", `{"email":"bob@acme.com"}`), "queued")
 	kept := h.accept(h.swDelivery(src, "outside", `{"email":"ann@example.com"}`), "queued")
 
