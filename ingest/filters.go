@@ -19,7 +19,7 @@ func (s *Service) applyFilters(ctx context.Context, src models.Source, ev *model
 	if s.Filters == nil || ev.Status != models.EventPending {
 		return nil
 	}
-	set, err := s.Filters.ForSource(ctx, src.WorkspaceID, src.ID)
+	set, err := s.filterSet(ctx, src)
 	if err != nil {
 		s.Log.Error("ingest: source filters unavailable; event kept", "source", src.ID, "err", err)
 		return nil
@@ -45,4 +45,22 @@ func (s *Service) applyFilters(ctx context.Context, src models.Source, ev *model
 	}
 	ev.Fields = b
 	return nil
+}
+
+// filterSet is the source's rule set. While Postgres is away the last one loaded keeps serving, without a
+// refresh that would make every spooled delivery wait for a connection attempt first.
+func (s *Service) filterSet(ctx context.Context, src models.Source) (*filter.Set, error) {
+	if s.Postgres.Down() {
+		if set, ok := s.Filters.Cached(src.ID); ok {
+			return set, nil
+		}
+	}
+	set, err := s.Filters.ForSource(ctx, src.WorkspaceID, src.ID)
+	if err != nil {
+		if stale, ok := s.Filters.Cached(src.ID); ok {
+			return stale, nil
+		}
+		return nil, err
+	}
+	return set, nil
 }

@@ -34,8 +34,9 @@ type GroupCommit struct {
 	Stagger time.Duration
 	// Sizes observes each group's size (nil: not observed).
 	Sizes prometheus.Observer
-	// Timeout bounds one group's statements (default 10 s); a sender that gives up earlier does not
-	// cancel the group for the others.
+	// Timeout bounds one group's statements (default 2 s); a sender that gives up earlier does not
+	// cancel the group for the others. A group past it counts as Postgres being away: its deliveries are
+	// spooled, and so are the next ones until Postgres answers a probe again.
 	Timeout time.Duration
 
 	once sync.Once
@@ -70,7 +71,7 @@ func (g *GroupCommit) start() {
 			g.Committers = 4
 		}
 		if g.Timeout <= 0 {
-			g.Timeout = 10 * time.Second
+			g.Timeout = 2 * time.Second
 		}
 		if g.Stagger <= 0 {
 			g.Stagger = 20 * time.Millisecond
@@ -158,7 +159,11 @@ func (g *GroupCommit) commit(ctx context.Context, group []groupRequest) {
 	if g.Sizes != nil {
 		g.Sizes.Observe(float64(len(group)))
 	}
+	began := time.Now()
 	results, err := g.Store.IngestStoreGroup(cctx, items)
+	if took := time.Since(began); took > g.Timeout/4 && g.Log != nil {
+		g.Log.Warn("ingest: slow group statement", "size", len(group), "took", took.Round(time.Millisecond), "err", err)
+	}
 	if err == nil {
 		for i, r := range group {
 			r.done <- groupAnswer{res: results[i], item: items[i]}

@@ -48,6 +48,12 @@ type Service struct {
 	// Trigger announces stored events to the apply drainers (nil: every event gets its own apply task).
 	Trigger Announcer
 	Spool   *spool.Spool
+	// Postgres routes deliveries straight to the spool while Postgres is known to be away (nil: every
+	// delivery tries Postgres first). It only routes when Spool is set.
+	Postgres *PostgresHealth
+	// StoreTimeout bounds the statement of a delivery stored on its own (default 2 s; the group
+	// statement has GroupCommit.Timeout); past it the delivery is spooled.
+	StoreTimeout time.Duration
 	// Group stores single-event deliveries of concurrent requests together (nil: each on its own).
 	// Its Run must be running.
 	Group *GroupCommit

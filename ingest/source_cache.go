@@ -36,6 +36,8 @@ type SourceCache struct {
 	Store *models.Store
 	Box   *secretbox.Box
 	TTL   time.Duration
+	// Postgres, while down, makes a stale entry serve without asking Postgres first (nil: always ask).
+	Postgres *PostgresHealth
 
 	mu      sync.Mutex
 	entries map[string]*sourceEntry
@@ -49,7 +51,7 @@ func (c *SourceCache) Get(ctx context.Context, token string, now time.Time) (*so
 	c.mu.Lock()
 	e, ok := c.entries[token]
 	c.mu.Unlock()
-	if ok && e.fresh(now, c.TTL) {
+	if ok && (e.fresh(now, c.TTL) || c.Postgres.Down()) {
 		return e, nil
 	}
 	src, err := c.Store.SourceGetByToken(ctx, token)

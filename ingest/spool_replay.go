@@ -31,6 +31,7 @@ func (s *Service) ReplaySpool(ctx context.Context) (int, error) {
 		if err != nil {
 			return fmt.Errorf("ingest: replay spool: %w", err)
 		}
+		s.Postgres.MarkUp()
 		// A spooled id whose key was stored meanwhile was still acknowledged
 		// to its sender: keep it as an alias of the stored event.
 		for i, r := range results {
@@ -59,7 +60,16 @@ func (s *Service) ReplaySpool(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// RunSpoolReplay replays the spool every interval until ctx ends.
+// postgresBack is signalled when Postgres takes writes again (nil: never).
+func (s *Service) postgresBack() <-chan struct{} {
+	if s.Postgres == nil {
+		return nil
+	}
+	return s.Postgres.Back
+}
+
+// RunSpoolReplay replays the spool every interval, and as soon as Postgres is back after an outage,
+// until ctx ends.
 func (s *Service) RunSpoolReplay(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -68,13 +78,14 @@ func (s *Service) RunSpoolReplay(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			n, err := s.ReplaySpool(ctx)
-			if n > 0 {
-				s.Log.Info("ingest: spool replayed", "events", n)
-			}
-			if err != nil && ctx.Err() == nil {
-				s.Log.Warn("ingest: spool replay incomplete; will retry", "err", err)
-			}
+		case <-s.postgresBack():
+		}
+		n, err := s.ReplaySpool(ctx)
+		if n > 0 {
+			s.Log.Info("ingest: spool replayed", "events", n)
+		}
+		if err != nil && ctx.Err() == nil {
+			s.Log.Warn("ingest: spool replay incomplete; will retry", "err", err)
 		}
 	}
 }

@@ -45,6 +45,16 @@ func (s *Service) store(ctx context.Context, src models.Source, ct string, items
 			return answer(batch, results)
 		}
 	}
+	if s.Spool != nil && s.Postgres.Down() {
+		// Postgres failed moments ago and its canary has not seen it back: spool now rather than wait
+		// for this delivery's own statement to fail.
+		if grouped {
+			if results, ok := s.fastGate(ctx, batch); ok {
+				return answer(batch, results)
+			}
+		}
+		return s.spoolOrRefuse(ctx, src, batch, errPostgresDown, now)
+	}
 	results, todo := s.spooledAlready(src.WorkspaceID, batch)
 	if len(todo) > 0 {
 		stored, err := s.storeItems(ctx, batch, todo)
@@ -56,6 +66,7 @@ func (s *Service) store(ctx context.Context, src models.Source, ct string, items
 				s.Log.Error("ingest: store", "source", src.ID, "err", err)
 				return unavailable("the event could not be stored; retry later")
 			}
+			s.Postgres.MarkDown(err)
 			if grouped {
 				if results, ok := s.fastGate(ctx, batch); ok {
 					return answer(batch, results)
@@ -63,6 +74,7 @@ func (s *Service) store(ctx context.Context, src models.Source, ct string, items
 			}
 			return s.spoolOrRefuse(ctx, src, batch, err, now)
 		}
+		s.Postgres.MarkUp()
 		for j, i := range todo {
 			results[i] = stored[j]
 		}
@@ -115,6 +127,10 @@ func (s *Service) storeItems(ctx context.Context, batch []models.IngestItem, tod
 		results := []models.IngestResult{res}
 		return results, nil
 	}
+	// A statement that outlives StoreTimeout counts as Postgres being away (the delivery is spooled), so a
+	// server that stopped answering holds a sender for that long at most.
+	ctx, cancel := context.WithTimeout(ctx, s.storeTimeout())
+	defer cancel()
 	if len(todo) == len(batch) {
 		return s.Store.IngestStore(ctx, batch, s.Window)
 	}
@@ -127,6 +143,13 @@ func (s *Service) storeItems(ctx context.Context, batch []models.IngestItem, tod
 		batch[i] = sub[j]
 	}
 	return res, err
+}
+
+func (s *Service) storeTimeout() time.Duration {
+	if s.StoreTimeout > 0 {
+		return s.StoreTimeout
+	}
+	return 2 * time.Second
 }
 
 // grouped reports whether the delivery is stored by the group statement: a single event with a
@@ -234,6 +257,9 @@ func (s *Service) gateEntries(batch []models.IngestItem, results []models.Ingest
 	}
 	return entries
 }
+
+// errPostgresDown explains a delivery spooled without trying Postgres.
+var errPostgresDown = errors.New("postgres failed moments ago; spooled until a probe sees it back")
 
 // errRedisPaused explains an enqueue skipped while the Redis breaker is open.
 var errRedisPaused = errors.New("redis failed moments ago; not retried for a second")

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,16 +50,16 @@ const groupColumns = `id uuid, workspace_id bigint, source_id bigint, idempotenc
 	current_stage text, fields jsonb, attribution jsonb, hydration jsonb, rule_overrides jsonb, payload jsonb,
 	content_type text, status text, reason text, attempts int, processed_at timestamptz, spooled boolean`
 
-// The ingest statements read their results with Find, not Scan: GORM's Scan renders every statement with
-// its arguments as text for its logger (ExplainSQL) even when logging is off, which for a group's JSON
-// document cost ~8 KB and a regexp pass per delivery (the largest allocation in the ingest profile).
+// The group statements read their results from the connection directly: GORM's Scan renders every
+// statement with its arguments as text for its logger (ExplainSQL) even when logging is off (~8 KB and a
+// regexp pass per delivery with a group's JSON document), and Find reflects over each row.
 
 // ingestGroupSQL claims every key and inserts the events whose claim won, in one statement: one round trip
 // and one commit for the whole group. Keys are claimed in (workspace, key) order so that two groups racing
 // on the same keys (two replicas) wait on each other in the same order instead of deadlocking; a key that
 // appears twice in one group is claimed by its first row only.
 const ingestGroupSQL = `WITH input AS (
-		SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(` + groupColumns + `)
+		SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(` + groupColumns + `)
 	), claim AS (
 		INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id)
 		SELECT workspace_id, idempotency_key, id, source_id FROM input ORDER BY workspace_id, idempotency_key, id
@@ -80,7 +81,7 @@ const ingestGroupSQL = `WITH input AS (
 // ingestGroupDuplicatesSQL counts the group's duplicates on their keys (n per key, so that concurrent
 // duplicates of one key cost one row update) and returns each key's stored event.
 const ingestGroupDuplicatesSQL = `WITH d AS (
-		SELECT workspace_id, key, count(*) AS n FROM jsonb_to_recordset(?::jsonb) AS x(workspace_id bigint, key text)
+		SELECT workspace_id, key, count(*) AS n FROM jsonb_to_recordset($1::jsonb) AS x(workspace_id bigint, key text)
 		GROUP BY workspace_id, key ORDER BY workspace_id, key
 	)
 	UPDATE idempotency_keys k SET duplicates = k.duplicates + d.n, last_seen_at = now()
@@ -118,8 +119,8 @@ func (s *Store) IngestStoreGroup(ctx context.Context, items []IngestItem) ([]Ing
 	if err != nil {
 		return nil, fmt.Errorf("models: store event group: %w: %v", ErrGroupUnencodable, err)
 	}
-	var inserted []string
-	if err := s.db.WithContext(ctx).Raw(ingestGroupSQL, string(doc)).Find(&inserted).Error; err != nil {
+	inserted, err := s.groupInserted(ctx, doc)
+	if err != nil {
 		return nil, fmt.Errorf("models: store event group of %d: %w", len(items), err)
 	}
 	won := make(map[string]bool, len(inserted))
@@ -153,17 +154,17 @@ func (s *Store) IngestStoreGroup(ctx context.Context, items []IngestItem) ([]Ing
 	if err != nil {
 		return nil, fmt.Errorf("models: store event group: encode duplicates: %w", err)
 	}
-	var originals []struct {
-		WorkspaceID int64
-		Key         string
-		EventID     string
-	}
-	if err := s.db.WithContext(ctx).Raw(ingestGroupDuplicatesSQL, string(dupDoc)).Find(&originals).Error; err != nil {
+	stored := make(map[dupKey]string, len(dups))
+	if err := s.scanRows(ctx, func(rows *sql.Rows) error {
+		var k dupKey
+		var id string
+		if err := rows.Scan(&k.WorkspaceID, &k.Key, &id); err != nil {
+			return err
+		}
+		stored[k] = id
+		return nil
+	}, ingestGroupDuplicatesSQL, string(dupDoc)); err != nil {
 		return nil, fmt.Errorf("models: store event group: count %d duplicates: %w", len(dups), err)
-	}
-	stored := make(map[dupKey]string, len(originals))
-	for _, o := range originals {
-		stored[dupKey{o.WorkspaceID, o.Key}] = o.EventID
 	}
 	for i := range items {
 		if won[items[i].Event.ID] {
@@ -176,6 +177,36 @@ func (s *Store) IngestStoreGroup(ctx context.Context, items []IngestItem) ([]Ing
 		out[i] = IngestResult{EventID: id, Duplicate: true}
 	}
 	return out, nil
+}
+
+// groupInserted runs the group statement and returns the ids it inserted.
+func (s *Store) groupInserted(ctx context.Context, doc []byte) ([]string, error) {
+	var inserted []string
+	err := s.scanRows(ctx, func(rows *sql.Rows) error {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		inserted = append(inserted, id)
+		return nil
+	}, ingestGroupSQL, string(doc))
+	return inserted, err
+}
+
+// scanRows runs a statement on the connection (no GORM statement building or reflection: the ingest
+// statements run once per group, on the answer path) and hands each row to scan.
+func (s *Store) scanRows(ctx context.Context, scan func(*sql.Rows) error, query string, args ...any) error {
+	rows, err := s.pool().QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // jsonOrNil keeps an absent JSON document NULL (a json.RawMessage of length 0 would not encode).

@@ -62,6 +62,15 @@ func (l *Loader) ForSource(ctx context.Context, workspaceID, sourceID int64) (*S
 	return set, nil
 }
 
+// Cached returns the source's last loaded rule set however old it is, and whether one was loaded, so
+// that ingest keeps filtering with it while Postgres is away.
+func (l *Loader) Cached(sourceID int64) (*Set, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.cache[sourceID]
+	return c.set, ok
+}
+
 // Forget drops a source's cached set (call after saving it).
 func (l *Loader) Forget(sourceID int64) {
 	l.mu.Lock()

@@ -95,10 +95,14 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 	a.Egress = egress.Outbound(cfg.EgressAllowedHosts)
 	ingestMetrics := ingest.NewMetrics(a.Registry)
 	a.Trigger = &jobs.ApplyTrigger{Queue: a.Queue, Log: log}
+	// The probe warms as many connections as the group commit has committers (its default, 4).
+	pgHealth := &ingest.PostgresHealth{Probe: func(ctx context.Context) error { return store.IngestProbe(ctx, 4) },
+		Deadline: 2 * time.Second, Log: log, Back: make(chan struct{}, 1)}
 	a.Ingest = &ingest.Service{
+		Postgres:   pgHealth,
 		Filters:    a.Guards.Filters,
 		Store:      store,
-		Sources:    &ingest.SourceCache{Store: store, Box: a.Box, TTL: 5 * time.Second},
+		Sources:    &ingest.SourceCache{Store: store, Box: a.Box, TTL: 5 * time.Second, Postgres: pgHealth},
 		Redis:      a.Redis,
 		Queue:      a.Queue,
 		Trigger:    a.Trigger,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/jobs"
 )
 
@@ -164,6 +165,8 @@ func TestARetryDuringAPostgresOutageIsAnsweredFromTheFastGate(t *testing.T) {
 		t.Fatalf("spool holds %d records, want none: the retry is not a new event", n)
 	}
 	h.pg.Restore()
+	// Until ingest's canary sees Postgres back, deliveries still go to the spool.
+	testkit.Eventually(t, 10*time.Second, "ingest sees Postgres back", func() bool { return !h.app.Ingest.Postgres.Down() })
 	h.accept(h.swDelivery(src, "after", `{"email":"after@example.com"}`), "queued")
 	if n := h.rowsWithID(id); n != 1 {
 		t.Fatalf("event %s is in the inbox %d times, want once", id, n)
