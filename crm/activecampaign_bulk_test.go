@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -217,5 +218,62 @@ func TestActiveCampaignBulkImportSingleContactLimitWaitsASlot(t *testing.T) {
 	var e *crm.Error
 	if crm.ClassOf(r.Err) != crm.RateLimited || !errors.As(r.Err, &e) || e.RetryAfter < 3*time.Second {
 		t.Errorf("second single-contact import in a minute: %v, want a rate limit waiting at least 3 s", r.Err)
+	}
+}
+
+// A contact counts as written only when the import status confirms it: a row the import fails and a row it
+// silently drops (listed in neither "success" nor "failure") are both sent again through the per-contact
+// path, which finds any earlier write by email, so each ends in the CRM exactly once with its values.
+func TestActiveCampaignBulkImportResendsFailedAndUnconfirmedRowsOnce(t *testing.T) {
+	fake, d := newAC(t, crmfake.ACOptions{ImportPolls: 1})
+	batch := bulkContacts(20)
+	for i := range batch {
+		batch[i].FirstTouch = nil
+	}
+	fake.FailImportRows(1)
+	fake.DropImportRows(1)
+	results := bulkOf(t, d).BulkImport(context.Background(), batch, crm.BulkOptions{})
+	for i, r := range results {
+		mustOK(t, r)
+		c, ok := fake.Contact(batch[i].Email)
+		if !ok || r.RemoteID != c.ID || c.Fields["3"] != "engaged" || c.Fields["5"] != fmt.Sprint(i) {
+			t.Errorf("%s: result %+v, fake %+v; want its id and values", batch[i].Email, r, c)
+		}
+	}
+	imports := fake.BulkImports()
+	if len(imports) != 1 || len(imports[0].Failed) != 1 || len(imports[0].Created) != 18 {
+		t.Fatalf("imports %+v; want one import that created 18, failed 1 and dropped 1", imports)
+	}
+	reqs := fake.Requests()
+	if n := countPath(reqs, http.MethodPost, "/api/3/contact/sync") + countPath(reqs, http.MethodPost, "/api/3/contacts"); n != 2 {
+		t.Errorf("%d per-contact writes, want 2 (the failed and the dropped row)", n)
+	}
+	if len(fake.Contacts()) != 20 || fake.DuplicateEmails() != 0 {
+		t.Errorf("fake holds %d contacts (%d duplicate emails), want 20", len(fake.Contacts()), fake.DuplicateEmails())
+	}
+}
+
+// Live work in bulk never overwrites a person's edit: a contact with a new value for a field leadgate wrote
+// before goes through the per-contact path, which reads first, keeps the edit and reports the conflict;
+// the rest of the burst goes through the importer with the account's automations (setting "live").
+func TestActiveCampaignLiveBulkImportLeavesConflictChecksToThePerContactPath(t *testing.T) {
+	fake, d := newAC(t, crmfake.ACOptions{ImportPolls: 1})
+	batch := bulkContacts(12)
+	for i := range batch {
+		batch[i].FirstTouch = nil
+	}
+	edited := fake.AddContact(crmfake.ACContact{Email: batch[0].Email, Fields: map[string]string{"3": "sql"}, CDate: time.Now().Add(-time.Hour)})
+	batch[0].RemoteID, batch[0].Previous = edited, map[string]string{"3": "discovered"}
+	results := bulkOf(t, d).BulkImport(context.Background(), batch, crm.BulkOptions{Live: true})
+	for _, r := range results {
+		mustOK(t, r)
+	}
+	imports := fake.BulkImports()
+	if len(imports) != 1 || len(imports[0].Contacts) != 11 || imports[0].ExcludeAutomations || slices.ContainsFunc(imports[0].Contacts,
+		func(c crmfake.ACBulkContact) bool { return c.Email == batch[0].Email }) {
+		t.Fatalf("imports %+v; want the 11 new contacts, with automations", imports)
+	}
+	if c, _ := fake.Contact(batch[0].Email); c.Fields["3"] != "sql" || len(results[0].Conflicts) != 1 {
+		t.Errorf("edited contact %v, conflicts %v; want the person's stage kept and a conflict", c.Fields, results[0].Conflicts)
 	}
 }
