@@ -29,6 +29,13 @@ func (r *SyncRelay) drainBulk(ctx context.Context, d models.Destination, conn *C
 		return 0, nil
 	}
 	least, most := bi.BulkLimits()
+	if d.Config.MaxWritesPerHour > 0 {
+		// The runaway guard counts writes after each batch: with a ceiling, a batch stays at batch_size so the
+		// guard stops a loop within one batch of it, as on the per-contact path.
+		if most = min(most, max(d.BatchSize, 1)); most < least {
+			return 0, nil
+		}
+	}
 	for _, lane := range []struct {
 		claim func(context.Context, int64, int, int, time.Duration) ([]models.SyncItem, error)
 		opts  crm.BulkOptions
