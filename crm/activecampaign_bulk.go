@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,6 +44,11 @@ const (
 	acBulkMax      = 250
 	acBulkMaxBytes = 400_000 - 1
 )
+
+// BulkInFlight is how many import requests of one BulkImport call are queued and followed at once: a
+// claimed batch of up to BulkInFlight times the largest request is imported in about the time of one
+// (the wait is AC's processing, not the request budget; 4 imports and their reads fit AC's 5 req/s).
+const BulkInFlight = 4
 
 // acBulkPoll is how long BulkImport waits before status read n (from 0): 1 s, 2 s, 4 s, then every 8 s. AC
 // asks for a short delay before the first one (a status read at once may answer "status": false).
@@ -207,11 +213,22 @@ func (a *activeCampaign) bulkImport(ctx context.Context, batch []Contact, idx []
 		items = append(items, it)
 	}
 	share(out, idx, calls)
-	var retry []int
-	for _, chunk := range bulkChunks(items, exclude) {
-		retry = append(retry, a.importChunk(ctx, batch, chunk, out, exclude)...)
+	// Each chunk fills only its own contacts' results and batch entries, so they can run side by side.
+	chunks := bulkChunks(items, exclude)
+	retries := make([][]int, len(chunks))
+	slots := make(chan struct{}, BulkInFlight)
+	var wg sync.WaitGroup
+	for k, chunk := range chunks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			retries[k] = a.importChunk(ctx, batch, chunk, out, exclude)
+		}()
 	}
-	return retry
+	wg.Wait()
+	return slices.Concat(retries...)
 }
 
 // acBulkItem is one contact of an import request, with the Previous it leaves and its first-touch values

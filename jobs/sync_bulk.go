@@ -17,7 +17,7 @@ const bulkLease = 20 * time.Minute
 // arriving while the pass writes contacts one by one is taken up by the bulk import within a second.
 const bulkRecheck = time.Second
 
-// drainBulk sends one batch through the adapter's bulk import, when it has one (ActiveCampaign) and at
+// drainBulk sends one batch (up to crm.BulkInFlight import requests' worth) through the adapter's bulk import, when it has one (ActiveCampaign) and at
 // least its minimum batch is due: first a backlog of live leads new to the destination (models.
 // SyncClaimBulkNew; they keep the account's automations as the destination's setting says), then resync
 // and backfill work (models.SyncMarkBulk; never the account's automations). Live changes of contacts the
@@ -29,6 +29,7 @@ func (r *SyncRelay) drainBulk(ctx context.Context, d models.Destination, conn *C
 		return 0, nil
 	}
 	least, most := bi.BulkLimits()
+	most *= crm.BulkInFlight // the adapter imports that many requests' worth at once
 	if d.Config.MaxWritesPerHour > 0 {
 		// The runaway guard counts writes after each batch: with a ceiling, a batch stays at batch_size so the
 		// guard stops a loop within one batch of it, as on the per-contact path.
