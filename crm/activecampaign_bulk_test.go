@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,18 +48,21 @@ func countPath(reqs []crmfake.Request, method, path string) int {
 
 // A resync of 15 contacts, 3 of which AC already holds (one linked by remote id, two unknown to leadgate),
 // goes out as one asynchronous import: its batch is followed until completed, every contact ends with its
-// remote id (created ones from the import status, the others known or looked up by email), values already
-// written and first-touch fields are not sent, and a person's edit of a value leadgate wrote before stands.
+// remote id (read back from the ids the import status lists), values already written are not sent, and a
+// person's edit of a value leadgate wrote before stands. First-touch values are set only where empty: the
+// 12 contacts the import created get them in a second import that starts no automations, the 3 older ones
+// through the per-contact path, which reads first (and keeps the values they hold).
 func TestActiveCampaignBulkImportTracksBatchAndRecordsRemoteIDs(t *testing.T) {
 	fake, d := newAC(t, crmfake.ACOptions{})
 	bi := bulkOf(t, d)
 	batch := bulkContacts(15)
-	linked := fake.AddContact(crmfake.ACContact{Email: batch[0].Email, Fields: map[string]string{"3": "sql", "4": "newsletter"}})
+	old := time.Now().Add(-24 * time.Hour)
+	linked := fake.AddContact(crmfake.ACContact{Email: batch[0].Email, Fields: map[string]string{"3": "sql", "4": "newsletter"}, CDate: old})
 	batch[0].RemoteID = linked
 	// Leadgate wrote "engaged" before; a person moved the contact on to "sql" since: that edit stands.
 	batch[0].Previous = map[string]string{"3": "engaged"}
-	unknown1 := fake.AddContact(crmfake.ACContact{Email: batch[1].Email, Fields: map[string]string{"4": "partner"}})
-	unknown2 := fake.AddContact(crmfake.ACContact{Email: batch[2].Email})
+	unknown1 := fake.AddContact(crmfake.ACContact{Email: batch[1].Email, Fields: map[string]string{"4": "partner"}, CDate: old})
+	unknown2 := fake.AddContact(crmfake.ACContact{Email: batch[2].Email, CDate: old})
 
 	results := bi.BulkImport(context.Background(), batch, crm.BulkOptions{})
 
@@ -66,8 +70,11 @@ func TestActiveCampaignBulkImportTracksBatchAndRecordsRemoteIDs(t *testing.T) {
 		t.Fatalf("%d results for %d contacts", len(results), len(batch))
 	}
 	imports := fake.BulkImports()
-	if len(imports) != 1 || len(imports[0].Contacts) != 15 || !imports[0].Done || imports[0].Polls < 2 {
-		t.Fatalf("imports %+v; want one completed batch of 15 followed by status reads", imports)
+	if len(imports) != 2 || len(imports[0].Contacts) != 15 || !imports[0].Done || imports[0].Polls < 2 {
+		t.Fatalf("imports %+v; want one completed batch of 15 followed by status reads, then the first-touch import", imports)
+	}
+	if ft := imports[1]; len(ft.Contacts) != 12 || !ft.ExcludeAutomations || len(ft.Created) != 0 || ft.Contacts[0].Email != batch[3].Email {
+		t.Errorf("first-touch import %+v; want the 12 created contacts, no automations, nothing created", ft)
 	}
 	reqs := fake.Requests()
 	if n := countPath(reqs, http.MethodPost, "/api/3/contact/sync") + countPath(reqs, http.MethodPost, "/api/3/contacts"); n != 0 {
@@ -97,11 +104,14 @@ func TestActiveCampaignBulkImportTracksBatchAndRecordsRemoteIDs(t *testing.T) {
 	if c, _ := fake.Contact(batch[1].Email); c.Fields["3"] != "engaged" || c.Fields["4"] != "partner" || c.ID != unknown1 {
 		t.Errorf("existing contact %+v; want updated to engaged with its utm_source kept", c)
 	}
-	if r := results[2]; r.RemoteID != unknown2 || r.Created {
-		t.Errorf("existing contact unknown to leadgate: %+v, want its id %s looked up by email", r, unknown2)
+	if r := results[2]; r.RemoteID != unknown2 || r.Created || r.Written["4"] != "ads" {
+		t.Errorf("existing contact unknown to leadgate: %+v, want its id %s and utm_source set where empty", r, unknown2)
 	}
-	if c, _ := fake.Contact(batch[9].Email); c.Fields["3"] != "engaged" || c.Fields["4"] != "" || len(c.Tags) != 1 {
-		t.Errorf("created contact %+v; want stage engaged, tag backfill, no first-touch value", c)
+	if c, _ := fake.Contact(batch[2].Email); c.Fields["4"] != "ads" {
+		t.Errorf("older contact without a utm_source: %v, want it set", c.Fields)
+	}
+	if c, _ := fake.Contact(batch[9].Email); c.Fields["3"] != "engaged" || c.Fields["4"] != "ads" || len(c.Tags) != 1 || results[9].Written["4"] != "ads" {
+		t.Errorf("created contact %+v (written %v); want stage engaged, tag backfill, first-touch value", c, results[9].Written)
 	}
 	if len(fake.Contacts()) != 15 || fake.DuplicateEmails() != 0 {
 		t.Errorf("fake holds %d contacts (%d duplicates), want 15", len(fake.Contacts()), fake.DuplicateEmails())
@@ -131,8 +141,8 @@ func TestActiveCampaignBulkImportRoutesWhatItCannotCarry(t *testing.T) {
 			mustOK(t, r)
 		}
 		imports := fake.BulkImports()
-		if len(imports) != 1 || len(imports[0].Contacts) != 10 {
-			t.Fatalf("imports %+v, want one of the 10 importable contacts", imports)
+		if len(imports) != 2 || len(imports[0].Contacts) != 10 {
+			t.Fatalf("imports %+v, want one of the 10 importable contacts (and its first-touch import)", imports)
 		}
 		if c, ok := fake.Contact(batch[4].Email); !ok || len(c.Notes) != 1 || results[4].RemoteID != c.ID {
 			t.Errorf("contact with a note: %+v %+v", c, results[4])
@@ -155,7 +165,7 @@ func TestActiveCampaignBulkImportRoutesWhatItCannotCarry(t *testing.T) {
 			}
 			mustOK(t, r)
 		}
-		if imports := fake.BulkImports(); len(imports) != 1 || len(imports[0].Failed) != 1 {
+		if imports := fake.BulkImports(); len(imports) != 2 || len(imports[0].Failed) != 1 || len(imports[1].Contacts) != 10 {
 			t.Errorf("imports %+v, want one batch reporting one failure", imports)
 		}
 	})
@@ -208,5 +218,62 @@ func TestActiveCampaignBulkImportSingleContactLimitWaitsASlot(t *testing.T) {
 	var e *crm.Error
 	if crm.ClassOf(r.Err) != crm.RateLimited || !errors.As(r.Err, &e) || e.RetryAfter < 3*time.Second {
 		t.Errorf("second single-contact import in a minute: %v, want a rate limit waiting at least 3 s", r.Err)
+	}
+}
+
+// A contact counts as written only when the import status confirms it: a row the import fails and a row it
+// silently drops (listed in neither "success" nor "failure") are both sent again through the per-contact
+// path, which finds any earlier write by email, so each ends in the CRM exactly once with its values.
+func TestActiveCampaignBulkImportResendsFailedAndUnconfirmedRowsOnce(t *testing.T) {
+	fake, d := newAC(t, crmfake.ACOptions{ImportPolls: 1})
+	batch := bulkContacts(20)
+	for i := range batch {
+		batch[i].FirstTouch = nil
+	}
+	fake.FailImportRows(1)
+	fake.DropImportRows(1)
+	results := bulkOf(t, d).BulkImport(context.Background(), batch, crm.BulkOptions{})
+	for i, r := range results {
+		mustOK(t, r)
+		c, ok := fake.Contact(batch[i].Email)
+		if !ok || r.RemoteID != c.ID || c.Fields["3"] != "engaged" || c.Fields["5"] != fmt.Sprint(i) {
+			t.Errorf("%s: result %+v, fake %+v; want its id and values", batch[i].Email, r, c)
+		}
+	}
+	imports := fake.BulkImports()
+	if len(imports) != 1 || len(imports[0].Failed) != 1 || len(imports[0].Created) != 18 {
+		t.Fatalf("imports %+v; want one import that created 18, failed 1 and dropped 1", imports)
+	}
+	reqs := fake.Requests()
+	if n := countPath(reqs, http.MethodPost, "/api/3/contact/sync") + countPath(reqs, http.MethodPost, "/api/3/contacts"); n != 2 {
+		t.Errorf("%d per-contact writes, want 2 (the failed and the dropped row)", n)
+	}
+	if len(fake.Contacts()) != 20 || fake.DuplicateEmails() != 0 {
+		t.Errorf("fake holds %d contacts (%d duplicate emails), want 20", len(fake.Contacts()), fake.DuplicateEmails())
+	}
+}
+
+// Live work in bulk never overwrites a person's edit: a contact with a new value for a field leadgate wrote
+// before goes through the per-contact path, which reads first, keeps the edit and reports the conflict;
+// the rest of the burst goes through the importer with the account's automations (setting "live").
+func TestActiveCampaignLiveBulkImportLeavesConflictChecksToThePerContactPath(t *testing.T) {
+	fake, d := newAC(t, crmfake.ACOptions{ImportPolls: 1})
+	batch := bulkContacts(12)
+	for i := range batch {
+		batch[i].FirstTouch = nil
+	}
+	edited := fake.AddContact(crmfake.ACContact{Email: batch[0].Email, Fields: map[string]string{"3": "sql"}, CDate: time.Now().Add(-time.Hour)})
+	batch[0].RemoteID, batch[0].Previous = edited, map[string]string{"3": "discovered"}
+	results := bulkOf(t, d).BulkImport(context.Background(), batch, crm.BulkOptions{Live: true})
+	for _, r := range results {
+		mustOK(t, r)
+	}
+	imports := fake.BulkImports()
+	if len(imports) != 1 || len(imports[0].Contacts) != 11 || imports[0].ExcludeAutomations || slices.ContainsFunc(imports[0].Contacts,
+		func(c crmfake.ACBulkContact) bool { return c.Email == batch[0].Email }) {
+		t.Fatalf("imports %+v; want the 11 new contacts, with automations", imports)
+	}
+	if c, _ := fake.Contact(batch[0].Email); c.Fields["3"] != "sql" || len(results[0].Conflicts) != 1 {
+		t.Errorf("edited contact %v, conflicts %v; want the person's stage kept and a conflict", c.Fields, results[0].Conflicts)
 	}
 }

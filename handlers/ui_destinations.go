@@ -67,8 +67,11 @@ func destinationBody(r *http.Request, editing bool) (views.DestinationForm, map[
 	f := views.DestinationForm{Name: strings.TrimSpace(r.PostFormValue("name")), Kind: r.PostFormValue("kind"),
 		BaseURL: strings.TrimSpace(r.PostFormValue("base_url")), StageField: strings.TrimSpace(r.PostFormValue("stage_field")),
 		LocationID: strings.TrimSpace(r.PostFormValue("location_id")), RateLimitRPS: strings.TrimSpace(r.PostFormValue("rate_limit_rps")),
-		BatchSize: strings.TrimSpace(r.PostFormValue("batch_size"))}
+		BatchSize: strings.TrimSpace(r.PostFormValue("batch_size")), Automations: strings.TrimSpace(r.PostFormValue("automations"))}
 	body := map[string]any{"name": f.Name, "base_url": f.BaseURL, "stage_field": f.StageField, "location_id": f.LocationID}
+	if f.Automations != "" {
+		body["automations"] = f.Automations
+	}
 	if !editing {
 		body["kind"] = f.Kind
 	}
@@ -122,7 +125,7 @@ func (u *UI) CreateDestination(w http.ResponseWriter, r *http.Request) {
 // destinationField maps an API field onto the form's inputs.
 func destinationField(f string) string {
 	switch f {
-	case "name", "kind", "base_url", "api_token", "stage_field", "location_id", "rate_limit_rps", "batch_size":
+	case "name", "kind", "base_url", "api_token", "stage_field", "location_id", "rate_limit_rps", "batch_size", "automations":
 		return f
 	}
 	return "form"
@@ -171,7 +174,7 @@ func (u *UI) destinationPage(w http.ResponseWriter, r *http.Request, status int,
 	}
 	if form == nil {
 		form = &views.DestinationForm{Name: d.Name, Kind: d.Kind, BaseURL: d.BaseURL, StageField: d.Config.StageField, LocationID: d.Config.LocationID,
-			RateLimitRPS: strconv.Itoa(d.RateLimitRPS), BatchSize: strconv.Itoa(d.BatchSize)}
+			RateLimitRPS: strconv.Itoa(d.RateLimitRPS), BatchSize: strconv.Itoa(d.BatchSize), Automations: d.Config.Automations}
 	}
 	v := views.DestinationDetailView{Workspace: wsRef(workspaceFrom(r)), Row: row, Form: *form, Errors: errs, CanEdit: canEdit(r), Now: u.now()}
 	u.page(w, r, status, views.NavDest, d.Name, func(m views.PageMeta) templ.Component { return views.DestinationPage(m, v) })

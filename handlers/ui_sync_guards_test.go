@@ -74,6 +74,17 @@ func TestUIDestinations(t *testing.T) {
 		t.Fatalf("edits wrote %d audit entries, want 1", n-before)
 	}
 
+	// Whether bulk imports start the account's automations is a setting of the form, checked by the API.
+	expectBody(t, "automations default", c.get(path), `<option value="live" selected>`)
+	expectRedirect(t, "automations", c.post(path, url.Values{"name": {"AC renamed"}, "base_url": {"https://acct.api-us1.com"}, "batch_size": {"10"}, "automations": {"never"}}), path)
+	if d, _ := e.store.DestinationGet(ctx, e.ws.ID, id); d.Config.Automations != "never" {
+		t.Fatalf("automations = %q, want never", d.Config.Automations)
+	}
+	expectBody(t, "automations shown", c.get(path), `<option value="never" selected>`)
+	res = c.post(path, url.Values{"name": {"AC renamed"}, "base_url": {"https://acct.api-us1.com"}, "batch_size": {"10"}, "automations": {"sometimes"}})
+	expectStatus(t, "bad automations", res, http.StatusUnprocessableEntity)
+	expectBody(t, "bad automations", res, `id="err-automations"`)
+
 	// The test connection reports the CRM's answer (no network here: it fails, clearly).
 	expectRedirect(t, "test", c.post(path+"/test", nil), path)
 	expectBody(t, "test result", c.get(path), "Connection failed:")

@@ -40,9 +40,10 @@ func acWrites(fake *crmfake.ActiveCampaign) (perContact, imports int) {
 	return perContact, imports
 }
 
-// Live changes reach ActiveCampaign one contact at a time; a whole-destination resync of 10 or more
-// contacts goes through the bulk importer (one request per 250), keeps every remote id and duplicates
-// nothing; a resync of fewer than 10 stays on per-contact writes.
+// A burst of 10 or more live leads new to ActiveCampaign goes through the bulk importer with the account's
+// automations; a whole-destination resync of 10 or more contacts goes through it without them (one request
+// per 250), keeps every remote id and duplicates nothing; a live change of a contact the CRM already holds
+// is a per-contact write (it checks for a person's edit first); a resync of fewer than 10 stays per contact.
 func TestResyncToActiveCampaignUsesBulkImport(t *testing.T) {
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
@@ -55,8 +56,8 @@ func TestResyncToActiveCampaignUsesBulkImport(t *testing.T) {
 	}
 	e.drainAll(d, time.Minute)
 	live, imports := acWrites(fake)
-	if live != n || imports != 0 {
-		t.Fatalf("live sync: %d per-contact writes, %d imports; want %d and none", live, imports, n)
+	if b := fake.BulkImports(); live != 0 || imports != 1 || len(b[0].Contacts) != n || b[0].ExcludeAutomations {
+		t.Fatalf("live burst of %d new leads: %d per-contact writes, %d imports; want one import with the account's automations", n, live, imports)
 	}
 	ids := map[string]string{}
 	for _, c := range cs {
@@ -76,10 +77,10 @@ func TestResyncToActiveCampaignUsesBulkImport(t *testing.T) {
 	}
 	e.drainAll(d, 2*time.Minute)
 	live2, imports2 := acWrites(fake)
-	if imports2 != 1 || live2 != live {
+	if imports2 != 2 || live2 != live {
 		t.Errorf("resync: %d imports and %d more per-contact writes; want 1 import and none", imports2, live2-live)
 	}
-	if b := fake.BulkImports(); len(b) != 1 || len(b[0].Contacts) < n-5 {
+	if b := fake.BulkImports(); len(b) != 2 || len(b[1].Contacts) < n-5 || !b[1].ExcludeAutomations {
 		t.Errorf("bulk imports %+v", b)
 	}
 	if len(fake.Contacts()) != n || fake.DuplicateEmails() != 0 {
@@ -105,7 +106,7 @@ func TestResyncToActiveCampaignUsesBulkImport(t *testing.T) {
 	// A live change after the resync is a per-contact write again.
 	e.change(&cs[7], func(c *models.Contact) { c.Stage = "Engaged" })
 	e.drainAll(d, time.Minute)
-	if live3, imports3 := acWrites(fake); imports3 != 1 || live3 != live2+1 {
+	if live3, imports3 := acWrites(fake); imports3 != 2 || live3 != live2+1 {
 		t.Errorf("live change after the resync: %d per-contact writes, %d imports", live3-live2, imports3-imports2)
 	}
 }

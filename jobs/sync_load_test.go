@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/leadgate/leadgate/crm/crmfake"
 	"github.com/leadgate/leadgate/jobs"
@@ -310,4 +313,139 @@ func TestCrashDuringBatchSendLosesAndDuplicatesNothing(t *testing.T) {
 	if got := e.count(`SELECT count(*) FROM sync_state WHERE destination_id = ? AND remote_id <> ''`, d.ID); got != n {
 		t.Errorf("synced contacts = %d, want %d", got, n)
 	}
+}
+
+// loadAvg is the machine's load average as `uptime` reports it (for the figures in docs/crm-sync.md).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+// The issue's burst test: LEADGATE_SYNC_BURST_LEADS new leads (CI: 300; docs/crm-sync.md has the 5,000
+// run) written while the relay drains, to a fake ActiveCampaign at its real limit of 5 req/s with 150 ms
+// latency on every request, whose importer fails 3 rows and silently drops 3 others. The backlog goes
+// through the bulk importer: every lead reaches the fake exactly once (one record, the account's
+// automations started once for it), at its stage, with its field and its first-touch value; no 1 s window
+// holds more than 5 requests and none is refused for the rate; the failed and dropped rows are resent one
+// by one and found, never doubled; only they and a tail of fewer than 10 leads go per contact. The report counts bulk imports against every other request; the wall
+// time is measured (the test's timeout is the only bound). LEADGATE_SYNC_BURST_COMPARE=1 also runs the same
+// burst with the bulk path kept closed, for a same-run comparison with the per-contact path.
+func TestLoadActiveCampaignBurstOfNewLeadsGoesThroughBulkImport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	n := loadSize("LEADGATE_SYNC_BURST_LEADS", 300)
+	t.Run("bulk", func(t *testing.T) { burstOfNewLeads(t, n, false) })
+	if os.Getenv("LEADGATE_SYNC_BURST_COMPARE") != "" {
+		t.Run("per contact, for comparison", func(t *testing.T) { burstOfNewLeads(t, n, true) })
+	}
+}
+
+func burstOfNewLeads(t *testing.T, n int, perContactOnly bool) {
+	const rps = 5
+	e := newSyncEnv(t)
+	cfg := models.DestinationConfig{StageField: "3", FieldMap: map[string]string{"budget": "4", "utm_source": "5"}}
+	batch := 20
+	if perContactOnly {
+		// A runaway ceiling holds bulk batches at batch_size, and 5 is under the importer's minimum of 10.
+		cfg.MaxWritesPerHour, batch = 1_000_000, 5
+	}
+	fields := append(append([]crmfake.ACField{}, acFields...), crmfake.ACField{ID: "5", Title: "First source", Perstag: "FIRST_SOURCE"})
+	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token", RateLimit: rps, Latency: 150 * time.Millisecond},
+		Fields: fields})
+	defer fake.Close()
+	fake.FailImportRows(3)
+	fake.DropImportRows(3)
+	d := e.addDestination(models.Destination{Kind: "activecampaign", BaseURL: fake.URL, RateLimitRPS: rps, BatchSize: batch, Config: cfg}, "ac-token")
+	stages := []string{"Discovered", "Engaged", "SQL"}
+	loadBefore := loadAvg()
+
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			_, _ = e.relay.FanOut(ctx)
+			_, _ = e.relay.Drain(ctx, d.ID)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	leads := make([]models.Contact, n)
+	for i := range leads {
+		email, now := emailN(i), time.Now().UTC()
+		leads[i] = models.Contact{ID: uuid.NewString(), WorkspaceID: e.ws.ID, Email: &email, Stage: stages[i%len(stages)],
+			Fields: map[string]string{"budget": strconv.Itoa(1000 + i)}, FirstTouch: map[string]string{"utm_source": "src" + strconv.Itoa(i%7)},
+			Tags: []string{}, ScoreBreakdown: json.RawMessage("[]"), FirstSeenAt: now, LastActivityAt: now, Version: 1}
+		if err := e.store.ContactCreate(e.ctx, &leads[i]); err != nil {
+			t.Fatal(err)
+		}
+		e.intent(leads[i])
+	}
+	written := time.Since(start)
+	var reached time.Duration
+	for reached == 0 {
+		if len(fake.Contacts()) >= n && e.count(`SELECT count(*) FROM sync_queue WHERE destination_id = ?`, d.ID) == 0 {
+			reached = time.Since(start)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	dead := settle(t, e, d)
+
+	if got := len(fake.Contacts()); got != n || fake.DuplicateEmails() != 0 {
+		t.Fatalf("fake holds %d contacts (%d duplicate emails), want %d", got, fake.DuplicateEmails(), n)
+	}
+	for _, c := range leads {
+		got, _ := fake.Contact(*c.Email)
+		if got.Fields["3"] != c.Stage || got.Fields["4"] != c.Fields["budget"] || got.Fields["5"] != c.FirstTouch["utm_source"] {
+			t.Errorf("%s: fake has stage %q budget %q source %q, want %q %q %q", *c.Email, got.Fields["3"], got.Fields["4"], got.Fields["5"],
+				c.Stage, c.Fields["budget"], c.FirstTouch["utm_source"])
+		}
+	}
+	created := 0
+	for _, r := range fake.AutomationRuns() {
+		if r.Trigger == "contact_added" {
+			created++
+		}
+	}
+	if created != n {
+		t.Errorf("the account's automations started for %d new contacts, want each of the %d once", created, n)
+	}
+	reqs := fake.Requests()
+	_, refused, perContact := tally(reqs, func(r crmfake.Request) bool {
+		return r.Status < 300 && (r.Method == http.MethodPut || r.Method == http.MethodPost && (r.Path == "/api/3/contact/sync" || r.Path == "/api/3/contacts"))
+	})
+	imports, live, carried := 0, 0, 0
+	for _, b := range fake.BulkImports() {
+		imports++
+		if !b.ExcludeAutomations {
+			live++
+			carried += len(b.Created) + len(b.Updated)
+		}
+	}
+	bulkCalls := byPath(reqs)["POST /api/3/import/bulk_import"]
+	maxIn := fake.MaxRequestsInWindow(time.Second)
+	if maxIn > rps {
+		t.Errorf("max requests in a 1 s window = %d, limit %d", maxIn, rps)
+	}
+	if refused != 0 {
+		t.Errorf("the fake refused %d requests for the rate", refused)
+	}
+	// Per contact: the 6 failed or dropped rows, and a tail of fewer than 10 leads due at once (the
+	// importer's minimum batch).
+	if !perContactOnly && (carried < n-6-9 || perContact > 6+9) {
+		t.Errorf("the live imports carried %d of %d leads, %d per-contact writes; want all but the 6 failed or dropped rows and a tail under 10", carried, n, perContact)
+	}
+	t.Logf("ActiveCampaign burst of %d new leads @%d req/s, 150 ms latency (per contact only: %v): written in %s, all in the fake and the queue empty after %s; "+
+		"%d requests: %d bulk import calls (%d live imports carrying %d leads, %d first-touch imports), %d other calls (%d per-contact writes); "+
+		"%.3f requests/lead; max %d requests in any 1 s; %d refused for the rate; %d transient dead letters; load %s -> %s; requests by endpoint %v",
+		n, rps, perContactOnly, written.Round(time.Second), reached.Round(time.Second), len(reqs), bulkCalls, live, carried, imports-live, len(reqs)-bulkCalls,
+		perContact, float64(len(reqs))/float64(n), maxIn, refused, dead, loadBefore, loadAvg(), byPath(reqs))
 }

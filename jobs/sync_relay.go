@@ -69,7 +69,7 @@ func (r *SyncRelay) FanOut(ctx context.Context) (int, error) {
 // paused. It reports whether due work remains (the caller runs another pass).
 func (r *SyncRelay) Drain(ctx context.Context, destinationID int64) (more bool, err error) {
 	deadline := r.now().Add(r.passTime())
-	bulk := true // resync work for a bulk import may be due; checked until a pass finds none
+	var bulkAt time.Time // when to look for bulk work next (drainBulk): at once, then bulkRecheck after a miss
 	for r.now().Before(deadline) {
 		d, err := r.Store.DestinationByID(ctx, destinationID)
 		if errors.Is(err, models.ErrNotFound) {
@@ -97,7 +97,7 @@ func (r *SyncRelay) Drain(ctx context.Context, destinationID int64) (more bool, 
 				}
 			}
 		}
-		if bulk {
+		if !r.now().Before(bulkAt) {
 			n, err := r.drainBulk(ctx, d, conn)
 			if err != nil {
 				return true, err
@@ -105,7 +105,7 @@ func (r *SyncRelay) Drain(ctx context.Context, destinationID int64) (more bool, 
 			if n > 0 {
 				continue
 			}
-			bulk = false
+			bulkAt = r.now().Add(bulkRecheck)
 		}
 		items, err := r.Store.SyncClaim(ctx, d.ID, batchSize(d, conn), r.lease())
 		if err != nil {

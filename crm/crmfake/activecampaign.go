@@ -111,6 +111,8 @@ type ActiveCampaign struct {
 	imports     map[string]*ACBulkImport
 	importOrder []string
 	importTimes map[bool][]time.Time // single-contact (true) and multi-contact (false) import requests
+	importFail  int                  // FailImportRows: valid contacts still to fail
+	importDrop  int                  // DropImportRows: valid contacts still to skip silently
 }
 
 // NewActiveCampaign starts a fake ActiveCampaign account. Close it when done.
@@ -255,13 +257,17 @@ func (f *ActiveCampaign) Mutations() []ACMutation {
 	return slices.Clone(f.mutations)
 }
 
-// AddContact stores a contact directly (pre-existing data); it returns its id.
+// AddContact stores a contact directly (pre-existing data; its CDate is kept when set, else now); it
+// returns its id.
 func (f *ActiveCampaign) AddContact(c ACContact) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c.ID = f.newID()
 	c.Fields = cloneMap(c.Fields)
-	c.CDate, c.UDate = time.Now(), time.Now()
+	if c.CDate.IsZero() {
+		c.CDate = time.Now()
+	}
+	c.UDate = time.Now()
 	f.contacts[c.ID] = &c
 	f.order = append(f.order, c.ID)
 	return c.ID

@@ -12,8 +12,8 @@ import (
 // ActiveCampaign's bulk importer (POST /api/3/import/bulk_import, GET /api/3/import/info): asynchronous.
 // A batch is queued with a batchId; its status reads "waiting", then "active", and it is applied and
 // "completed" on the status read number ACOptions.ImportPolls (default 2). Like AC, the status of a
-// completed batch lists the ids of the contacts it created ("success") and the emails it could not import
-// ("failure"); updated contacts appear in neither.
+// completed batch lists the ids of the contacts it imported, created or updated ("success"), and the emails
+// it could not import ("failure").
 
 // ACBulkImport is one import batch as the fake received it.
 type ACBulkImport struct {
@@ -23,6 +23,7 @@ type ACBulkImport struct {
 	Polls              int
 	Done               bool
 	Created            []string // ids of contacts the batch created
+	Updated            []string // ids of existing contacts it updated
 	Failed             []string // emails it rejected
 }
 
@@ -49,7 +50,7 @@ func (f *ActiveCampaign) BulkImports() []ACBulkImport {
 	out := make([]ACBulkImport, 0, len(f.importOrder))
 	for _, id := range f.importOrder {
 		b := *f.imports[id]
-		b.Contacts, b.Created, b.Failed = slices.Clone(b.Contacts), slices.Clone(b.Created), slices.Clone(b.Failed)
+		b.Contacts, b.Created, b.Updated, b.Failed = slices.Clone(b.Contacts), slices.Clone(b.Created), slices.Clone(b.Updated), slices.Clone(b.Failed)
 		out = append(out, b)
 	}
 	return out
@@ -184,7 +185,8 @@ func (f *ActiveCampaign) bulkImportInfo(w http.ResponseWriter, r *http.Request) 
 	}
 	switch {
 	case b.Done:
-		writeJSON(w, http.StatusOK, map[string]any{"status": "completed", "success": nonNil(b.Created), "failure": nonNil(b.Failed)})
+		writeJSON(w, http.StatusOK, map[string]any{"status": "completed", "success": nonNil(append(slices.Clone(b.Created), b.Updated...)),
+			"failure": nonNil(b.Failed)})
 	case b.Polls == 1:
 		writeJSON(w, http.StatusOK, map[string]any{"status": "waiting", "success": []string{}, "failure": []string{}})
 	default:
@@ -203,8 +205,13 @@ func (f *ActiveCampaign) runImport(r *http.Request, b *ACBulkImport) {
 			id := anyString(fv.ID)
 			valid = valid && slices.ContainsFunc(f.acOpts.Fields, func(x ACField) bool { return x.ID == id })
 		}
-		if !valid {
+		switch {
+		case !valid || f.importFail > 0:
+			f.importFail = max(f.importFail-1, 0)
 			b.Failed = append(b.Failed, in.Email)
+			continue
+		case f.importDrop > 0:
+			f.importDrop--
 			continue
 		}
 		c := f.byEmail(email)
@@ -214,6 +221,8 @@ func (f *ActiveCampaign) runImport(r *http.Request, b *ACBulkImport) {
 			f.contacts[c.ID] = c
 			f.order = append(f.order, c.ID)
 			b.Created = append(b.Created, c.ID)
+		} else {
+			b.Updated = append(b.Updated, c.ID)
 		}
 		for dst, v := range map[*string]string{&c.FirstName: in.FirstName, &c.LastName: in.LastName, &c.Phone: in.Phone} {
 			if v != "" {
@@ -241,4 +250,20 @@ func (f *ActiveCampaign) runImport(r *http.Request, b *ACBulkImport) {
 			f.runAutomations(c.ID, created, "/api/3/import/bulk_import")
 		}
 	}
+}
+
+// FailImportRows makes the importer fail the next n valid contacts it applies (listed in the status's
+// "failure", nothing written), as AC does for a row it cannot take.
+func (f *ActiveCampaign) FailImportRows(n int) {
+	f.mu.Lock()
+	f.importFail += n
+	f.mu.Unlock()
+}
+
+// DropImportRows makes the importer skip the next n valid contacts it applies without a trace: nothing
+// written and neither "success" nor "failure" lists them (an answer that cannot be trusted).
+func (f *ActiveCampaign) DropImportRows(n int) {
+	f.mu.Lock()
+	f.importDrop += n
+	f.mu.Unlock()
 }

@@ -32,7 +32,7 @@ func acCall(t *testing.T, f *crmfake.ActiveCampaign, method, path string, body a
 }
 
 // The fake importer answers with AC's documented shapes: a queued batch id, a status that completes on
-// the second read listing created ids and failed emails, a 400 validation answer and its 400 rate limit
+// the second read listing imported (created and updated) ids and failed emails, a 400 validation answer and its 400 rate limit
 // (single-contact requests have their own, lower limit).
 func TestActiveCampaignFakeBulkImportShapes(t *testing.T) {
 	f := crmfake.NewActiveCampaign(crmfake.ACOptions{Fields: []crmfake.ACField{{ID: "1", Title: "Stage"}}, ImportsPerMinute: 2,
@@ -59,8 +59,8 @@ func TestActiveCampaignFakeBulkImportShapes(t *testing.T) {
 	created, _ := f.Contact("new@example.com")
 	success, _ := out["success"].([]any)
 	failure, _ := out["failure"].([]any)
-	if out["status"] != "completed" || len(success) != 1 || success[0] != created.ID || len(failure) != 1 || failure[0] != "broken" {
-		t.Errorf("completed status %v; want success [%s] (created only) and failure [broken]", out, created.ID)
+	if out["status"] != "completed" || len(success) != 2 || success[0] != created.ID || success[1] != existing || len(failure) != 1 || failure[0] != "broken" {
+		t.Errorf("completed status %v; want success [%s %s] (created and updated) and failure [broken]", out, created.ID, existing)
 	}
 	if c, _ := f.Contact("old@example.com"); c.ID != existing || c.Fields["1"] != "SQL" {
 		t.Errorf("existing contact %+v, want updated in place", c)

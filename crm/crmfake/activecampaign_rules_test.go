@@ -142,8 +142,9 @@ func TestActiveCampaignFakeDealCreationRules(t *testing.T) {
 	}
 }
 
-// Bulk import: at most 250 contacts, a payload under 400,000 bytes, integer field ids; automations run for
-// every imported contact unless exclude_automations is true.
+// Bulk import: at most 250 contacts, a payload under 400,000 bytes, an email on every contact, integer
+// field ids, string values and tags, a boolean exclude_automations (a refused request queues nothing);
+// automations run for every imported contact unless exclude_automations is true.
 func TestActiveCampaignFakeBulkImportLimitsAndAutomations(t *testing.T) {
 	f := crmfake.NewActiveCampaign(crmfake.ACOptions{Fields: []crmfake.ACField{{ID: "1", Title: "Stage"}}, ImportPolls: 1})
 	defer f.Close()
@@ -164,6 +165,20 @@ func TestActiveCampaignFakeBulkImportLimitsAndAutomations(t *testing.T) {
 	stringID := []any{map[string]any{"email": "s@example.com", "fields": []any{map[string]any{"id": "1", "value": "sql"}}}}
 	if status, out := acCall(t, f, http.MethodPost, "/api/3/import/bulk_import", map[string]any{"contacts": stringID}); status != 400 || out["failureReasons"] == nil {
 		t.Errorf("string field id: %d %v, want 400 with failureReasons", status, out)
+	}
+	for name, body := range map[string]map[string]any{
+		"exclude_automations as a string":    {"contacts": contacts(2, 0), "exclude_automations": "true"},
+		"a field value that is not a string": {"contacts": []any{map[string]any{"email": "v@example.com", "fields": []any{map[string]any{"id": 1, "value": 5}}}}},
+		"a field without an id":              {"contacts": []any{map[string]any{"email": "v@example.com", "fields": []any{map[string]any{"value": "sql"}}}}},
+		"a tag that is not a string":         {"contacts": []any{map[string]any{"email": "v@example.com", "tags": []any{7}}}},
+		"a contact without an email":         {"contacts": []any{map[string]any{"email": "v@example.com"}, map[string]any{"phone": "+14155550100"}}},
+	} {
+		if status, out := acCall(t, f, http.MethodPost, "/api/3/import/bulk_import", body); status != 400 || out["success"] != float64(0) {
+			t.Errorf("%s: %d %v, want 400", name, status, out)
+		}
+	}
+	if len(f.BulkImports()) != 0 {
+		t.Fatalf("refused imports were queued: %+v", f.BulkImports())
 	}
 	run := func(exclude bool) {
 		status, out := acCall(t, f, http.MethodPost, "/api/3/import/bulk_import", map[string]any{"contacts": contacts(3, 0), "exclude_automations": exclude})
