@@ -108,7 +108,7 @@ func FixDestinationSetup(ctx context.Context, store *models.Store, d models.Dest
 		return fix, err
 	}
 	fix.Report = rep
-	if create {
+	if len(fix.Created) > 0 {
 		err := store.AuditRecord(ctx, models.Audit{WorkspaceID: d.WorkspaceID, Actor: actor, Action: "destination.loop_fields.create",
 			SubjectType: "destination", SubjectID: fmt.Sprint(d.ID), After: map[string]any{"created": fix.Created, "missing": rep.Missing}})
 		if err != nil {
