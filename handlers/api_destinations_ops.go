@@ -44,9 +44,9 @@ func (h *Destinations) adapter(w http.ResponseWriter, r *http.Request) (models.D
 }
 
 // TestConnection makes one authenticated read and lists every piece of the setup the account lacks:
-// 200 {"ok":true,"connected":true,"missing":[],"can_create":false} when complete, {"ok":false,…} with each
-// missing piece otherwise (can_create: POST .../loop-fields {"create":true} creates some of them), or 502
-// with the CRM's answer when the read is refused.
+// 200 {"ok":true,"setup_complete":bool,"missing":[…],"can_create":bool} (ok: the read passed; can_create:
+// POST .../loop-fields {"create":true} creates some of the missing pieces), or 502 with the CRM's answer
+// when the read is refused.
 func (h *Destinations) TestConnection(w http.ResponseWriter, r *http.Request) {
 	_, a, ctx, cancel, ok := h.adapter(w, r)
 	if !ok {
@@ -58,7 +58,7 @@ func (h *Destinations) TestConnection(w http.ResponseWriter, r *http.Request) {
 		crmError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": rep.Complete(), "connected": rep.Connected, "missing": rep.Missing, "can_create": rep.CanCreate})
+	writeJSON(w, http.StatusOK, map[string]any{"ok": rep.Connected, "setup_complete": rep.Complete(), "missing": rep.Missing, "can_create": rep.CanCreate})
 }
 
 // Discover answers the CRM's custom fields, pipelines/stages, lifecycle options and the loop-field check.

@@ -237,14 +237,14 @@ func (u *UI) TestDestination(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var out struct {
-		OK        bool `json:"ok"`
+		Complete  bool `json:"setup_complete"`
 		CanCreate bool `json:"can_create"`
 		Missing   []struct {
 			Message string `json:"message"`
 		} `json:"missing"`
 	}
 	_ = json.Unmarshal(res.Body, &out)
-	if out.OK || len(out.Missing) == 0 {
+	if out.Complete || len(out.Missing) == 0 {
 		u.flashRedirect(w, r, destinationPath(r, d.ID), "ok", "Connection works: "+d.Name+" answered with the stored token.")
 		return
 	}
