@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -57,7 +58,9 @@ func (s *Store) DestinationPauseFault(ctx context.Context, id int64, cause, reas
 		return FaultPause{}, nil
 	}
 	p := FaultPause{Started: true, Episode: rows[0].PauseEpisode}
-	if at := rows[0].AutoResumedAt; at != nil && rows[0].AutoResumedReason == reason && now.Sub(*at) < FaultRepeatWindow {
+	prev := rows[0].AutoResumedReason // "cause: reason" of the last automatic resume
+	same := prev == cause+": "+reason || cause == PauseQuota && strings.HasPrefix(prev, PauseQuota+": ") // a quota's reason names its reset
+	if at := rows[0].AutoResumedAt; at != nil && same && now.Sub(*at) < FaultRepeatWindow {
 		p.Repeat = true
 		if until == nil {
 			wait := now.Add(FaultRepeatWindow)
@@ -98,7 +101,7 @@ func (s *Store) DestinationsPausedBySystem(ctx context.Context) ([]Destination, 
 // resumed.
 func (s *Store) DestinationAutoResume(ctx context.Context, id int64, episode int, now time.Time) (bool, error) {
 	db := s.db.WithContext(ctx)
-	res := db.Exec(`UPDATE destinations SET paused = false, auto_resumed_at = ?, auto_resumed_reason = paused_reason,
+	res := db.Exec(`UPDATE destinations SET paused = false, auto_resumed_at = ?, auto_resumed_reason = pause_cause || ': ' || paused_reason,
 		paused_reason = '', pause_cause = '', paused_until = NULL, paused_at = NULL, updated_at = now()
 		WHERE id = ? AND paused AND pause_episode = ? AND pause_cause IN ?`, now, id, episode, SystemPauseCauses)
 	if res.Error != nil {
