@@ -51,6 +51,13 @@ func (f *ActiveCampaign) AddField(field ACField) string {
 	return field.ID
 }
 
+// Fields returns the account's custom fields.
+func (f *ActiveCampaign) Fields() []ACField {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.acOpts.Fields)
+}
+
 // RemoveField deletes a custom field as a person would in the UI: later writes naming it are refused
 // (422 "Field N does not exist"), as the real API refuses them.
 func (f *ActiveCampaign) RemoveField(id string) {
