@@ -310,7 +310,7 @@ func TestDeletedFieldPausesTheDestinationNotTheContact(t *testing.T) {
 	d := e.acDestination(fake, 50)
 	e.contact(emailN(0), "Discovered")
 	e.drainAll(d, 20*time.Second) // the adapter now holds the field list
-	fake.RemoveField("4")        // budget, mapped
+	fake.RemoveField("4")         // budget, mapped
 	c := e.contact(emailN(1), "Discovered")
 	e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "900" })
 	for range 2 {
@@ -323,4 +323,20 @@ func TestDeletedFieldPausesTheDestinationNotTheContact(t *testing.T) {
 	if dl := e.deadLetters(); dl != 0 {
 		t.Errorf("dead letters = %d, want 0", dl)
 	}
+}
+
+// The scheduler's timetable runs the pause probe often enough that a fixed destination resumes within
+// 60 s (one period plus one probe of at most 20 s).
+func TestPauseProbeIsScheduledWithinAMinute(t *testing.T) {
+	for _, p := range jobs.DefaultPeriodic() {
+		if p.Task().Type() != jobs.TypeSyncProbePaused {
+			continue
+		}
+		every, err := time.ParseDuration(strings.TrimPrefix(p.Spec, "@every "))
+		if err != nil || every+20*time.Second > 60*time.Second {
+			t.Fatalf("pause probe every %q; want a period that leaves room for a 20 s probe within 60 s", p.Spec)
+		}
+		return
+	}
+	t.Fatal("the scheduler does not run the pause probe")
 }

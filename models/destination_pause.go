@@ -58,8 +58,10 @@ func (s *Store) DestinationPauseFault(ctx context.Context, id int64, cause, reas
 		return FaultPause{}, nil
 	}
 	p := FaultPause{Started: true, Episode: rows[0].PauseEpisode}
-	prev := rows[0].AutoResumedReason // "cause: reason" of the last automatic resume
-	same := prev == cause+": "+reason || cause == PauseQuota && strings.HasPrefix(prev, PauseQuota+": ") // a quota's reason names its reset
+	// prev is "cause: reason" of the last automatic resume; a quota's reason names its reset, so any
+	// quota counts as the same fault.
+	prev := rows[0].AutoResumedReason
+	same := prev == cause+": "+reason || cause == PauseQuota && strings.HasPrefix(prev, PauseQuota+": ")
 	if at := rows[0].AutoResumedAt; at != nil && same && now.Sub(*at) < FaultRepeatWindow {
 		p.Repeat = true
 		if until == nil {
