@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/leadgate/leadgate/crm/crmfake"
 	"github.com/leadgate/leadgate/jobs"
@@ -339,4 +342,44 @@ func TestPauseProbeIsScheduledWithinAMinute(t *testing.T) {
 		return
 	}
 	t.Fatal("the scheduler does not run the pause probe")
+}
+
+// A fault the probe's check cannot see (a phone-only lead while allow_null_email is off: the field check
+// passes) is resumed once, and when it pauses again right away it raises no second alert and waits
+// FaultRepeatWindow before the next probe, instead of alerting every 15 s.
+func TestFaultTheProbeCannotSeePausesAgainWithoutASecondAlert(t *testing.T) {
+	e := newSyncEnv(t)
+	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
+	defer fake.Close()
+	d := e.acDestination(fake, 50)
+	phone := "+14155550134"
+	now := time.Now().UTC()
+	c := models.Contact{ID: uuid.NewString(), WorkspaceID: e.ws.ID, Phone: &phone, Stage: "Discovered", Fields: map[string]string{},
+		FirstTouch: map[string]string{}, Tags: []string{}, ScoreBreakdown: json.RawMessage("[]"), FirstSeenAt: now, LastActivityAt: now, Version: 1}
+	if err := e.store.ContactCreate(e.ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	e.intent(c)
+	e.pass(d)
+	if got := e.destination(d.ID); !got.Paused || got.PauseCause != models.PauseSetup || !strings.Contains(got.PausedReason, "allow_null_email") {
+		t.Fatalf("paused %v cause %q reason %q; want a setup pause naming allow_null_email", got.Paused, got.PauseCause, got.PausedReason)
+	}
+	probe := e.probe(nil)
+	if k, err := probe.Run(e.ctx); err != nil || k != 1 {
+		t.Fatalf("first probe resumed %d (%v), want 1 (its check passes)", k, err)
+	}
+	e.pass(d)
+	got := e.destination(d.ID)
+	if !got.Paused || got.PausedUntil == nil || got.PausedUntil.Before(time.Now().Add(models.FaultRepeatWindow-time.Minute)) {
+		t.Fatalf("paused %v until %v; want paused again with a back-off of %s", got.Paused, got.PausedUntil, models.FaultRepeatWindow)
+	}
+	if k, err := probe.Run(e.ctx); err != nil || k != 0 {
+		t.Errorf("probe during the back-off resumed %d (%v), want 0", k, err)
+	}
+	if a := e.alerts(); a != 1 {
+		t.Errorf("alerts = %d, want 1", a)
+	}
+	if dl := e.deadLetters(); dl != 0 {
+		t.Errorf("dead letters = %d, want 0", dl)
+	}
 }
