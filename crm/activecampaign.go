@@ -46,8 +46,10 @@ func newActiveCampaign(cfg Config) (*activeCampaign, error) {
 	}
 	h := http.Header{}
 	h.Set("Api-Token", cfg.APIToken)
-	return &activeCampaign{cfg: cfg, api: &apiClient{http: cfg.HTTPClient, base: base, header: h},
-		tagIDs: map[string]string{}}, nil
+	a := &activeCampaign{cfg: cfg, api: &apiClient{http: cfg.HTTPClient, base: base, header: h},
+		tagIDs: map[string]string{}}
+	a.api.classify = a.classify
+	return a, nil
 }
 
 func (a *activeCampaign) Kind() string  { return KindActiveCampaign }

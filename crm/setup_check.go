@@ -10,3 +10,24 @@ type SetupChecker interface {
 	// It reads the account afresh (no cached field or pipeline list).
 	CheckSetup(ctx context.Context) error
 }
+
+// MissingPiece is one thing the configuration names and the account lacks.
+type MissingPiece struct {
+	Kind      string `json:"kind"`      // field, pipeline or stage
+	Name      string `json:"name"`      // as the configuration names it
+	Setting   string `json:"setting"`   // the destination setting naming it: loop_field, stage_field, field_map[x], pipeline, stage_map[x]
+	Creatable bool   `json:"creatable"` // leadgate can create it (SetupFieldCreator)
+	Message   string `json:"message"`
+}
+
+// SetupLister is implemented by destinations that list every missing piece of their setup, one by one,
+// without writing anything (test connection shows them all, not the first).
+type SetupLister interface {
+	MissingSetup(ctx context.Context) ([]MissingPiece, error)
+}
+
+// SetupFieldCreator is implemented by destinations whose API can create the fields leadgate itself
+// needs: the loop-breaker pair and the stage field. It returns the names it created.
+type SetupFieldCreator interface {
+	CreateSetupFields(ctx context.Context) ([]string, error)
+}

@@ -85,6 +85,8 @@ type destinationJSON struct {
 	Enabled      bool                     `json:"enabled"`
 	Paused       bool                     `json:"paused"`
 	PausedReason string                   `json:"paused_reason,omitempty"`
+	PauseCause   string                   `json:"pause_cause,omitempty"`  // operator, auth, blocked, setup, quota, runaway
+	PausedUntil  *time.Time               `json:"paused_until,omitempty"` // a spent quota's reset
 	Config       models.DestinationConfig `json:"config"`
 	CreatedAt    time.Time                `json:"created_at"`
 	UpdatedAt    time.Time                `json:"updated_at"`
@@ -93,6 +95,7 @@ type destinationJSON struct {
 func destinationView(d models.Destination) destinationJSON {
 	return destinationJSON{ID: d.ID, Name: d.Name, Kind: d.Kind, BaseURL: d.BaseURL, HasAPIToken: len(d.APITokenEnc) > 0,
 		RateLimitRPS: d.RateLimitRPS, BatchSize: d.BatchSize, Enabled: d.Enabled, Paused: d.Paused, PausedReason: d.PausedReason,
+		PauseCause: d.PauseCause, PausedUntil: d.PausedUntil,
 		Config: d.Config, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
 }
 
@@ -299,8 +302,9 @@ func (h *Destinations) UpdateDestination(w http.ResponseWriter, r *http.Request)
 		if err := tx.DestinationUpdate(r.Context(), &d); err != nil {
 			return err
 		}
-		if in.Paused != nil && *in.Paused && !d.Paused {
-			if _, _, err := tx.DestinationPause(r.Context(), d.ID, "paused by "+actor(r)); err != nil {
+		if in.Paused != nil && *in.Paused && (!d.Paused || d.PauseCause != models.PauseOperator) {
+			// An operator's pause, even over one the system started: the probe never resumes it.
+			if err := tx.DestinationPauseByOperator(r.Context(), d.ID, "paused by "+actor(r)); err != nil {
 				return err
 			}
 			d.Paused = true

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/crm/sandbox"
+	"github.com/leadgate/leadgate/jobs"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -42,18 +43,22 @@ func (h *Destinations) adapter(w http.ResponseWriter, r *http.Request) (models.D
 	return d, a, ctx, cancel, true
 }
 
-// TestConnection answers {"ok":true} or 502 with the CRM's answer.
+// TestConnection makes one authenticated read and lists every piece of the setup the account lacks:
+// 200 {"ok":true,"setup_complete":bool,"missing":[…],"can_create":bool} (ok: the read passed; can_create:
+// POST .../loop-fields {"create":true} creates some of the missing pieces), or 502 with the CRM's answer
+// when the read is refused.
 func (h *Destinations) TestConnection(w http.ResponseWriter, r *http.Request) {
 	_, a, ctx, cancel, ok := h.adapter(w, r)
 	if !ok {
 		return
 	}
 	defer cancel()
-	if err := a.TestConnection(ctx); err != nil {
+	rep, err := jobs.CheckDestinationSetup(ctx, a)
+	if err != nil {
 		crmError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	writeJSON(w, http.StatusOK, map[string]any{"ok": rep.Connected, "setup_complete": rep.Complete(), "missing": rep.Missing, "can_create": rep.CanCreate})
 }
 
 // Discover answers the CRM's custom fields, pipelines/stages, lifecycle options and the loop-field check.
@@ -71,8 +76,10 @@ func (h *Destinations) Discover(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, disc)
 }
 
-// LoopFields checks the loop-breaker fields; with {"create":true} it creates the missing ones where the
-// CRM's API allows, else it answers what to add by hand and the workflow condition to set.
+// LoopFields checks the loop-breaker fields; with {"create":true} it creates the missing loop-breaker
+// and stage fields where the CRM's API allows (audited), else it answers what to add by hand and the
+// workflow condition to set. A destination the system paused for its setup resumes at once when nothing
+// is missing any more. The UI's "Create missing fields" calls this same action.
 func (h *Destinations) LoopFields(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Create bool `json:"create"`
@@ -91,27 +98,35 @@ func (h *Destinations) LoopFields(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	loop := disc.Loop
-	created := false
-	if in.Create && (!loop.LoopFieldFound || !loop.SyncFieldFound) {
-		c, can := a.(crm.LoopFieldCreator)
-		if !can || !loop.CanCreate {
-			writeJSON(w, http.StatusConflict, map[string]any{"error": "this CRM's API cannot create the fields", "loop": loop})
-			return
-		}
-		if err := c.CreateLoopFields(ctx); err != nil {
-			crmError(w, err)
-			return
-		}
+	loopMissing := !loop.LoopFieldFound || !loop.SyncFieldFound
+	_, setupCreator := a.(crm.SetupFieldCreator)
+	create := in.Create && (loopMissing || setupCreator)
+	if create && !setupCreator && !loop.CanCreate {
+		writeJSON(w, http.StatusConflict, map[string]any{"error": jobs.ErrCannotCreateFields.Error(), "loop": loop})
+		return
+	}
+	fix, err := jobs.FixDestinationSetup(ctx, h.Store, d, a, actor(r), create)
+	switch {
+	case errors.Is(err, jobs.ErrCannotCreateFields):
+		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "loop": loop})
+		return
+	case err != nil:
+		crmError(w, err)
+		return
+	}
+	if len(fix.Created) > 0 {
+		h.Connector.Forget(d.ID) // field ids are cached by the adapter
 		if disc, err = a.Discover(ctx); err != nil {
 			crmError(w, err)
 			return
 		}
-		loop, created = disc.Loop, true
-		_ = h.Store.AuditRecord(r.Context(), models.Audit{WorkspaceID: d.WorkspaceID, Actor: actor(r), Action: "destination.loop_fields.create",
-			SubjectType: "destination", SubjectID: strconv.FormatInt(d.ID, 10), After: loop})
-		h.Connector.Forget(d.ID) // field ids are cached by the adapter
+		loop = disc.Loop
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"loop": loop, "created": created})
+	if fix.Resumed && h.Sync != nil {
+		_ = h.Sync.Kick(r.Context()) // held work drains now
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"loop": loop, "created": len(fix.Created) > 0, "created_fields": fix.Created,
+		"missing": fix.Report.Missing, "resumed": fix.Resumed})
 }
 
 // StartImport answers 202 {"import_id"}; the import runs as a task (GET .../imports/{import} for progress).

@@ -55,7 +55,7 @@ func (u *UI) destinationRow(r *http.Request, d models.Destination) (views.Destin
 		return views.DestinationRow{}, err
 	}
 	return views.DestinationRow{ID: d.ID, Name: d.Name, Kind: d.Kind, BaseURL: d.BaseURL, HasToken: len(d.APITokenEnc) > 0,
-		Enabled: d.Enabled, Paused: d.Paused, PausedReason: d.PausedReason, RateLimitRPS: d.RateLimitRPS, BatchSize: d.BatchSize,
+		Enabled: d.Enabled, Paused: d.Paused, PausedReason: d.PausedReason, PauseCause: d.PauseCause, PausedUntil: d.PausedUntil, RateLimitRPS: d.RateLimitRPS, BatchSize: d.BatchSize,
 		StageField: d.Config.StageField, LocationID: d.Config.LocationID, Synced: st.Synced, Pending: st.Pending, Failures: st.Failures,
 		RateLimited: st.RateLimited, Calls: st.Calls, Conflicts: st.Conflicts, OpenDead: st.OpenDeadLetters, LagSeconds: st.SyncLagSec,
 		LastSyncAt: st.LastSyncAt, LastError: st.LastError}, nil
@@ -223,22 +223,83 @@ func (u *UI) SetDestinationPaused(w http.ResponseWriter, r *http.Request) {
 	u.flashRedirect(w, r, destinationPath(r, d.ID), "ok", msg)
 }
 
-// TestDestination makes one read call with the stored credentials.
+// TestDestination makes one read call with the stored credentials and lists every piece of the setup
+// the account lacks (the API's test-connection answer).
 func (u *UI) TestDestination(w http.ResponseWriter, r *http.Request) {
 	d, ok := u.loadDestination(w, r)
 	if !ok {
 		return
 	}
 	res := u.viaAPI(r, u.Destinations.TestConnection, http.MethodPost, nil)
-	if res.OK() {
+	if !res.OK() {
+		msg := res.Error
+		if msg == "" {
+			msg = "no answer (HTTP " + strconv.Itoa(res.Status) + ")"
+		}
+		u.flashRedirect(w, r, destinationPath(r, d.ID), "error", "Connection failed: "+msg)
+		return
+	}
+	var out struct {
+		Complete  bool `json:"setup_complete"`
+		CanCreate bool `json:"can_create"`
+		Missing   []struct {
+			Message string `json:"message"`
+		} `json:"missing"`
+	}
+	_ = json.Unmarshal(res.Body, &out)
+	if out.Complete || len(out.Missing) == 0 {
 		u.flashRedirect(w, r, destinationPath(r, d.ID), "ok", "Connection works: "+d.Name+" answered with the stored token.")
 		return
 	}
-	msg := res.Error
-	if msg == "" {
-		msg = "no answer (HTTP " + strconv.Itoa(res.Status) + ")"
+	var parts []string
+	for i, m := range out.Missing {
+		parts = append(parts, strconv.Itoa(i+1)+") "+m.Message)
 	}
-	u.flashRedirect(w, r, destinationPath(r, d.ID), "error", "Connection failed: "+msg)
+	msg := "Connection works, but the setup is incomplete: " + strings.Join(parts, " ")
+	if out.CanCreate {
+		msg += " Use “Create missing fields” to let leadgate create the loop-breaker and stage fields."
+	}
+	u.flashRedirect(w, r, destinationPath(r, d.ID), "error", msg)
+}
+
+// CreateSetupFields creates the loop-breaker and stage fields the account lacks (the API's loop-fields
+// action with create), which resumes a destination paused for them.
+func (u *UI) CreateSetupFields(w http.ResponseWriter, r *http.Request) {
+	d, ok := u.loadDestination(w, r)
+	if !ok {
+		return
+	}
+	res := u.viaAPI(r, u.Destinations.LoopFields, http.MethodPost, map[string]bool{"create": true})
+	if !res.OK() {
+		u.flashRedirect(w, r, destinationPath(r, d.ID), "error", "Fields not created: "+cmpOrStr(res.Error, "HTTP "+strconv.Itoa(res.Status)))
+		return
+	}
+	var out struct {
+		Created []string `json:"created_fields"`
+		Resumed bool     `json:"resumed"`
+		Missing []struct {
+			Message string `json:"message"`
+		} `json:"missing"`
+	}
+	_ = json.Unmarshal(res.Body, &out)
+	msg := "Nothing to create."
+	if len(out.Created) > 0 {
+		msg = "Created " + strings.Join(out.Created, ", ") + "."
+	}
+	if out.Resumed {
+		msg += " The destination resumed: held work drains now."
+	}
+	for _, m := range out.Missing {
+		msg += " Still missing: " + m.Message + "."
+	}
+	u.flashRedirect(w, r, destinationPath(r, d.ID), "ok", msg)
+}
+
+func cmpOrStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func destinationPath(r *http.Request, id int64) string {

@@ -60,6 +60,7 @@ func DefaultPeriodic() []Periodic {
 		{Spec: "@every 10s", Task: NewAlertDeliverTask},
 		{Spec: "@every 2s", Task: NewSyncTickTask},
 		{Spec: "@every 1m", Task: NewSyncRetryDeadLettersTask},
+		{Spec: "@every 15s", Task: NewSyncProbePausedTask},
 		{Spec: "@every 1h", Task: NewSyncDriftTask},
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/cenkalti/backoff/v5"
 
 	"github.com/leadgate/leadgate/crm"
-	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -25,8 +24,10 @@ type failure struct {
 //
 //   - 429 (RateLimited): the destination's limiter pauses every replica for Retry-After; the work is
 //     handed back due after the pause without counting a failure;
-//   - 401/402/403 (Auth): the destination is paused (work kept, nothing dead-lettered) with one alert per
-//     pause episode; resuming drains it;
+//   - a fault of the destination itself: 401/402/403 (Auth), a field, pipeline or stage the account lacks
+//     (Setup), a spent daily quota (Quota): the destination is paused with its reason and cause (work
+//     kept, no failure counted, nothing dead-lettered) with one alert per pause episode; the pause probe
+//     resumes it once the fault is gone (sync_pause.go, sync_probe.go);
 //   - 4xx validation (Invalid): an invalid_mapping dead letter, never retried automatically, plus an alert;
 //     the rest of the batch is unaffected;
 //   - a remote id that no longer exists (NotFound): forgotten, so the next attempt searches again;
@@ -35,7 +36,7 @@ type failure struct {
 func (r *SyncRelay) handleFailures(ctx context.Context, d models.Destination, conn *Conn, failed []failure, counts *models.DestinationCounters) error {
 	var release []string
 	var pauseFor time.Duration
-	var authErr error
+	var fault destinationFault
 	for _, f := range failed {
 		class := crm.ClassOf(f.err)
 		r.Metrics.failure(d.ID, class.String())
@@ -45,9 +46,9 @@ func (r *SyncRelay) handleFailures(ctx context.Context, d models.Destination, co
 		case crm.RateLimited:
 			release = append(release, f.item.ContactID)
 			pauseFor = max(pauseFor, retryAfter(f.err), time.Second)
-		case crm.Auth:
+		case crm.Auth, crm.Setup, crm.Quota:
 			release = append(release, f.item.ContactID)
-			authErr = f.err
+			fault = fault.worse(r.faultOf(f.err))
 		case crm.Invalid:
 			counts.Failures++
 			if err := r.deadLetter(ctx, d, f, "invalid_mapping", nil); err != nil {
@@ -79,11 +80,11 @@ func (r *SyncRelay) handleFailures(ctx context.Context, d models.Destination, co
 			return err
 		}
 	}
-	if authErr != nil {
-		if err := r.Store.SyncRelease(ctx, d.ID, release, r.now(), authErr.Error()); err != nil {
+	if fault.cause != "" {
+		if err := r.Store.SyncRelease(ctx, d.ID, release, r.now(), fault.err.Error()); err != nil {
 			return err
 		}
-		return r.pauseForAuth(ctx, d, authErr)
+		return r.pauseForFault(ctx, d, fault)
 	}
 	return nil
 }
@@ -143,29 +144,6 @@ func (r *SyncRelay) deadLetter(ctx context.Context, d models.Destination, f fail
 	}
 	return r.alert(ctx, r.Store, d, fmt.Sprintf("alert:crm:%d:invalid_mapping:%d", d.ID, id), "crm_invalid_mapping",
 		fmt.Sprintf("%s rejected contact %s: %s (dead letter %d)", d.Name, f.item.ContactID, f.err.Error(), id))
-}
-
-// pauseForAuth pauses the destination; only the call that starts a pause episode alerts.
-func (r *SyncRelay) pauseForAuth(ctx context.Context, d models.Destination, cause error) error {
-	return r.Store.Tx(ctx, func(tx *models.Store) error {
-		reason, why := "auth: ", "the CRM rejected leadgate's credentials"
-		if egress.IsBlocked(cause) {
-			reason, why = "blocked: ", "the SSRF guard refused its base URL's address"
-		}
-		started, episode, err := tx.DestinationPause(ctx, d.ID, reason+cause.Error())
-		if err != nil || !started {
-			return err
-		}
-		r.Connector.Forget(d.ID)
-		r.Log.Error("crm sync: destination paused: credentials rejected", "destination", d.ID, "err", cause)
-		if err := tx.AuditRecord(ctx, models.Audit{WorkspaceID: d.WorkspaceID, Actor: "crm-sync", Action: "destination.pause",
-			SubjectType: "destination", SubjectID: fmt.Sprint(d.ID), Before: map[string]any{"paused": false},
-			After: map[string]any{"paused": true, "reason": cause.Error()}}); err != nil {
-			return err
-		}
-		return r.alert(ctx, tx, d, fmt.Sprintf("alert:crm:%d:paused:%d", d.ID, episode), "crm_destination_paused",
-			fmt.Sprintf("%s was paused: %s (%s). Work is held; fix the destination and resume.", d.Name, why, cause.Error()))
-	})
 }
 
 // alert writes one alert outbox row under a stable id (delivered by the alerting relay).

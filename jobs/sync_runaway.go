@@ -52,10 +52,11 @@ func (r *SyncRelay) checkRunaway(ctx context.Context, d models.Destination, writ
 	}
 	reason := fmt.Sprintf("runaway: %d CRM writes this hour, above the ceiling of %d", count, d.Config.MaxWritesPerHour)
 	return r.Store.Tx(ctx, func(tx *models.Store) error {
-		started, episode, err := tx.DestinationPause(ctx, d.ID, reason)
-		if err != nil || !started {
+		p, err := tx.DestinationPauseFault(ctx, d.ID, models.PauseRunaway, reason, nil, r.now())
+		if err != nil || !p.Started {
 			return err
 		}
+		episode := p.Episode
 		r.Log.Error("crm sync: destination paused by the runaway guard", "destination", d.ID, "writes", count)
 		if err := tx.AuditRecord(ctx, models.Audit{WorkspaceID: d.WorkspaceID, Actor: "crm-sync", Action: "destination.pause",
 			SubjectType: "destination", SubjectID: fmt.Sprint(d.ID), Before: map[string]any{"paused": false},

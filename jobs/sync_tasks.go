@@ -107,6 +107,7 @@ type SyncTasks struct {
 	SideEffects *SideEffectRelay
 	Import      *Importer
 	Drift       *DriftCheck
+	Probe       *PauseProbe
 	Queue       SyncQueue
 	Log         *slog.Logger
 }
@@ -119,6 +120,7 @@ func (s *SyncTasks) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeSyncRetryDeadLetters, s.retryDeadLetters)
 	mux.HandleFunc(TypeSyncDrift, s.drift)
 	mux.HandleFunc(TypeSyncImport, s.importRun)
+	mux.HandleFunc(TypeSyncProbePaused, s.probePaused)
 }
 
 // tick fans out and starts one drain per destination with due work; task ids keep one drain per
@@ -183,6 +185,14 @@ func (s *SyncTasks) retryDeadLetters(ctx context.Context, _ *asynq.Task) error {
 	return err
 }
 
+func (s *SyncTasks) probePaused(ctx context.Context, _ *asynq.Task) error {
+	if s.Probe == nil {
+		return nil
+	}
+	_, err := s.Probe.Run(ctx)
+	return err
+}
+
 func (s *SyncTasks) drift(ctx context.Context, _ *asynq.Task) error {
 	if s.Drift == nil {
 		return nil
@@ -233,6 +243,7 @@ func NewSyncTasks(store *models.Store, box *secretbox.Box, rdb redis.Scripter, c
 		SideEffects: &SideEffectRelay{Store: store, Box: box, Connector: conn, Log: log, Metrics: metrics, Egress: guard},
 		Import:      &Importer{Store: store, Connector: conn, Log: log},
 		Drift:       &DriftCheck{Store: store, Connector: conn, Log: log},
+		Probe:       &PauseProbe{Store: store, Connector: conn, Log: log, Queue: SyncQueue{Client: client}},
 		Queue:       SyncQueue{Client: client},
 		Log:         log,
 	}

@@ -49,6 +49,8 @@ type Destination struct {
 	PausedReason  string
 	PausedAt      *time.Time
 	PauseEpisode  int
+	PauseCause    string     // see destination_pause.go: operator, auth, blocked, setup, quota, runaway; "" when not paused
+	PausedUntil   *time.Time // a quota's reset (or a repeated fault's back-off); nil otherwise
 	CallsTotal    int64
 	RateLimited   int64
 	FailuresTotal int64
@@ -129,7 +131,8 @@ func (s *Store) DestinationPause(ctx context.Context, id int64, reason string) (
 // DestinationResume clears the pause; held work becomes due at once.
 func (s *Store) DestinationResume(ctx context.Context, id int64) error {
 	db := s.db.WithContext(ctx)
-	if err := db.Exec(`UPDATE destinations SET paused = false, paused_reason = '', paused_at = NULL, updated_at = now() WHERE id = ?`, id).Error; err != nil {
+	if err := db.Exec(`UPDATE destinations SET paused = false, paused_reason = '', paused_at = NULL, pause_cause = '', paused_until = NULL,
+		updated_at = now() WHERE id = ?`, id).Error; err != nil {
 		return fmt.Errorf("models: resume destination %d: %w", id, err)
 	}
 	if err := db.Exec(`UPDATE sync_queue SET next_attempt_at = now(), lease_until = NULL WHERE destination_id = ? AND status = 'pending'`, id).Error; err != nil {

@@ -99,6 +99,7 @@ func UIRoutes(d UIDeps) func(r chi.Router) {
 					r.With(editor).Post("/destinations/{id}", ui.UpdateDestinationUI)
 					r.With(editor).Post("/destinations/{id}/paused", ui.SetDestinationPaused)
 					r.With(editor).Post("/destinations/{id}/test", ui.TestDestination)
+					r.With(editor).Post("/destinations/{id}/setup-fields", ui.CreateSetupFields)
 
 					r.Get("/guards", ui.ShowGuards)
 					r.With(editor).Post("/guards/loop", ui.SaveLoopSettings)

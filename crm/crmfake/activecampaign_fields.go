@@ -3,6 +3,7 @@ package crmfake
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -48,6 +49,21 @@ func (f *ActiveCampaign) AddField(field ACField) string {
 	field.ID = f.newID()
 	f.acOpts.Fields = append(f.acOpts.Fields, field)
 	return field.ID
+}
+
+// Fields returns the account's custom fields.
+func (f *ActiveCampaign) Fields() []ACField {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.acOpts.Fields)
+}
+
+// RemoveField deletes a custom field as a person would in the UI: later writes naming it are refused
+// (422 "Field N does not exist"), as the real API refuses them.
+func (f *ActiveCampaign) RemoveField(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.acOpts.Fields = slices.DeleteFunc(f.acOpts.Fields, func(x ACField) bool { return x.ID == id })
 }
 
 // POST /api/3/notes {"note":{"note","relid","reltype":"Subscriber"}}.
