@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -43,6 +42,8 @@ type SyncRelay struct {
 	DeadLetterWait time.Duration // first scheduler retry of a transient dead letter; default 20 min (then 40, 80 …)
 	DeadLetterMax  int           // scheduler retries of a transient dead letter; default 5
 	PassTime       time.Duration // how long one Drain may run; default 50 s
+	// Senders is how many batches of one destination are in flight at once (0: from its rate, see senders).
+	Senders int
 	Now            func() time.Time
 	// KeepLeasesOnCancel makes a cancelled send leave its leases to expire, exactly as a killed process
 	// does (crash tests). By default a cancelled send (a graceful shutdown) hands its batch back at once.
@@ -71,31 +72,9 @@ func (r *SyncRelay) Drain(ctx context.Context, destinationID int64) (more bool, 
 	deadline := r.now().Add(r.passTime())
 	bulk := true // resync work for a bulk import may be due; checked until a pass finds none
 	for r.now().Before(deadline) {
-		d, err := r.Store.DestinationByID(ctx, destinationID)
-		if errors.Is(err, models.ErrNotFound) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		if !d.Active() {
-			return false, nil
-		}
-		conn, err := r.Connector.Connect(ctx, d)
-		if err != nil {
-			r.recordError(ctx, d.ID, "connect: "+err.Error())
-			return false, err
-		}
-		if conn.Limiter != nil {
-			// A 429's pause: wait here rather than holding leases through it.
-			if until, err := conn.Limiter.PausedUntil(ctx, conn.Key); err == nil && until.After(r.now()) {
-				if !until.Before(deadline) {
-					return true, nil
-				}
-				if err := sleepCtx(ctx, time.Until(until)); err != nil {
-					return true, err
-				}
-			}
+		d, conn, ok, more, err := r.ready(ctx, destinationID, deadline)
+		if !ok {
+			return more, err
 		}
 		if bulk {
 			n, err := r.drainBulk(ctx, d, conn)
@@ -107,16 +86,7 @@ func (r *SyncRelay) Drain(ctx context.Context, destinationID int64) (more bool, 
 			}
 			bulk = false
 		}
-		items, err := r.Store.SyncClaim(ctx, d.ID, batchSize(d, conn), r.lease())
-		if err != nil {
-			return false, err
-		}
-		if len(items) == 0 {
-			return false, nil
-		}
-		if err := r.send(ctx, d, conn, items); err != nil {
-			return true, err
-		}
+		return r.sendAll(ctx, d, conn, deadline)
 	}
 	return true, nil
 }
@@ -241,9 +211,10 @@ func (r *SyncRelay) now() time.Time {
 
 // lease is how long a claimed batch stays claimed. It only matters when the
 // claimer dies or loses Postgres mid-batch (a live drain finishes or releases
-// its batch itself, and one drain per destination runs at a time), so it is
-// short: a batch of 20 at 5 req/s takes about 12 s, and a crash or a Postgres
-// restart then delays the batch by at most this long.
+// its batch itself), so it is
+// short: a batch of 20 at 5 req/s takes about 12 s (longer while several senders
+// share the budget), and a crash or a Postgres restart then delays the batch by at
+// most this long.
 func (r *SyncRelay) lease() time.Duration {
 	if r.Lease > 0 {
 		return r.Lease

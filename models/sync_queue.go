@@ -162,6 +162,25 @@ func (s *Store) SyncClaim(ctx context.Context, destinationID int64, limit int, l
 	return out, nil
 }
 
+// SyncRenewLease extends the lease of items still claimed (a sender still working on them), so that a
+// batch slower than its lease (a long wait for the rate budget) is never claimed by a second sender while
+// the first still sends it. Items already released, delivered or parked hold no lease and are left alone.
+func (s *Store) SyncRenewLease(ctx context.Context, destinationID int64, contactIDs []string, lease time.Duration) error {
+	if len(contactIDs) == 0 {
+		return nil
+	}
+	// SKIP LOCKED: a row locked now is being delivered or released by its sender's own transaction, so it
+	// needs no renewal, and waiting for it could deadlock against that transaction's lock order.
+	err := s.db.WithContext(ctx).Exec(`UPDATE sync_queue q SET lease_until = now() + make_interval(secs => ?)
+		FROM (SELECT destination_id, contact_id FROM sync_queue
+		      WHERE destination_id = ? AND contact_id IN ? AND lease_until IS NOT NULL FOR UPDATE SKIP LOCKED) c
+		WHERE q.destination_id = c.destination_id AND q.contact_id = c.contact_id`, lease.Seconds(), destinationID, contactIDs).Error
+	if err != nil {
+		return fmt.Errorf("models: renew lease of destination %d: %w", destinationID, err)
+	}
+	return nil
+}
+
 // SyncNextDue is when the destination's next pending item becomes due (zero time: none pending).
 func (s *Store) SyncNextDue(ctx context.Context, destinationID int64) (time.Time, error) {
 	var t sql.NullTime
