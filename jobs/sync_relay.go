@@ -70,25 +70,11 @@ func (r *SyncRelay) FanOut(ctx context.Context) (int, error) {
 // paused. It reports whether due work remains (the caller runs another pass).
 func (r *SyncRelay) Drain(ctx context.Context, destinationID int64) (more bool, err error) {
 	deadline := r.now().Add(r.passTime())
-	bulk := true // resync work for a bulk import may be due; checked until a pass finds none
-	for r.now().Before(deadline) {
-		d, conn, ok, more, err := r.ready(ctx, destinationID, deadline)
-		if !ok {
-			return more, err
-		}
-		if bulk {
-			n, err := r.drainBulk(ctx, d, conn)
-			if err != nil {
-				return true, err
-			}
-			if n > 0 {
-				continue
-			}
-			bulk = false
-		}
-		return r.sendAll(ctx, d, conn, deadline)
+	d, conn, ok, more, err := r.ready(ctx, destinationID, deadline)
+	if !ok {
+		return more, err
 	}
-	return true, nil
+	return r.sendAll(ctx, d, conn, deadline)
 }
 
 // batchSize is the destination's batch_size (default 20) capped by the adapter's MaxBatch.

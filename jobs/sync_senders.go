@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -37,40 +38,86 @@ func (r *SyncRelay) senders(d models.Destination, conn *Conn) int {
 // time is up, the destination stops being active or a sender fails. Each sender claims its own batch
 // with SyncClaim's lease (a contact is in one claimed batch at a time: the queue holds one row per
 // destination and contact, and a leased row is not claimed again), so per-contact order holds and each
-// desired version is delivered once, exactly as with one sender. It reports whether due work remains.
+// desired version is delivered once, exactly as with one sender. Claims take the live lane first, so a
+// new lead's write goes out with the next free sender however long the resync backlog behind it.
+//
+// Resync work marked for a bulk import goes through it alongside (drainBulk, one import at a time); the
+// senders leave those items to it while it runs, and keep looking for live work meanwhile instead of
+// waiting for the import to finish. It reports whether due work remains.
 func (r *SyncRelay) sendAll(ctx context.Context, d models.Destination, conn *Conn, deadline time.Time) (bool, error) {
 	n := r.senders(d, conn)
 	var (
-		stop  atomic.Bool // a sender failed or found the destination inactive: the others stop claiming
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		more  bool
-		first error
+		stop     atomic.Bool // a sender failed or found the destination inactive: the others stop claiming
+		bulkBusy atomic.Bool // a bulk import loop runs: senders leave bulk items to it
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		more     bool
+		first    error
 	)
+	report := func(m bool, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		more = more || m
+		if err != nil {
+			stop.Store(true)
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	if _, ok := conn.Dest.(crm.BulkImporter); ok {
+		bulkBusy.Store(true)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer bulkBusy.Store(false)
+			report(r.bulkLoop(ctx, d, conn, deadline, &stop))
+		}()
+	}
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := r.sender(ctx, d, conn, deadline, i == 0, &stop)
-			mu.Lock()
-			defer mu.Unlock()
-			more = more || m
-			if err != nil {
-				stop.Store(true)
-				if first == nil {
-					first = err
-				}
-			}
+			report(r.sender(ctx, d, conn, deadline, i == 0, &stop, &bulkBusy))
 		}()
 	}
 	wg.Wait()
 	return more, first
 }
 
+// bulkLoop sends bulk imports until too few bulk items are due for one (false), the pass time is up or a
+// sender stopped (true).
+func (r *SyncRelay) bulkLoop(ctx context.Context, d models.Destination, conn *Conn, deadline time.Time, stop *atomic.Bool) (bool, error) {
+	for fresh := true; ; fresh = false {
+		if stop.Load() || !r.now().Before(deadline) {
+			return true, nil
+		}
+		if !fresh {
+			var ok, more bool
+			var err error
+			if d, conn, ok, more, err = r.ready(ctx, d.ID, deadline); !ok {
+				return more, err
+			}
+		}
+		n, err := r.drainBulk(ctx, d, conn)
+		if err != nil {
+			return true, err
+		}
+		if n == 0 {
+			return false, nil
+		}
+	}
+}
+
+// idlePoll is how often a sender with nothing to claim looks again while a bulk import runs: a live
+// lead's write arriving meanwhile waits at most this long for a sender.
+const idlePoll = 200 * time.Millisecond
+
 // sender claims and sends batches until none is due (false), the pass time is up or another sender
 // stopped (true). Before each claim it re-reads the destination (a pause or an edit stops it) and waits
 // out a 429's pause rather than holding leases through it. The first sender uses d and conn as given.
-func (r *SyncRelay) sender(ctx context.Context, d models.Destination, conn *Conn, deadline time.Time, fresh bool, stop *atomic.Bool) (bool, error) {
+func (r *SyncRelay) sender(ctx context.Context, d models.Destination, conn *Conn, deadline time.Time, fresh bool,
+	stop, bulkBusy *atomic.Bool) (bool, error) {
 	for {
 		if stop.Load() || !r.now().Before(deadline) {
 			return true, nil
@@ -86,12 +133,19 @@ func (r *SyncRelay) sender(ctx context.Context, d models.Destination, conn *Conn
 			}
 		}
 		fresh = false
-		items, err := r.Store.SyncClaim(ctx, d.ID, batchSize(d, conn), r.lease())
+		busy := bulkBusy.Load()
+		items, err := r.Store.SyncClaim(ctx, d.ID, batchSize(d, conn), r.lease(), !busy)
 		if err != nil {
 			return false, err
 		}
 		if len(items) == 0 {
-			return false, nil
+			if !busy {
+				return false, nil
+			}
+			if err := sleepCtx(ctx, idlePoll); err != nil {
+				return true, err
+			}
+			continue
 		}
 		if err := r.sendLeased(ctx, d, conn, items); err != nil {
 			return true, err
