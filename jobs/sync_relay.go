@@ -42,9 +42,9 @@ type SyncRelay struct {
 	DeadLetterWait time.Duration // first scheduler retry of a transient dead letter; default 20 min (then 40, 80 …)
 	DeadLetterMax  int           // scheduler retries of a transient dead letter; default 5
 	PassTime       time.Duration // how long one Drain may run; default 50 s
+	Now            func() time.Time
 	// Senders is how many batches of one destination are in flight at once (0: from its rate, see senders).
 	Senders int
-	Now            func() time.Time
 	// KeepLeasesOnCancel makes a cancelled send leave its leases to expire, exactly as a killed process
 	// does (crash tests). By default a cancelled send (a graceful shutdown) hands its batch back at once.
 	KeepLeasesOnCancel bool

@@ -21,10 +21,10 @@ type Options struct {
 	RetryAfter int           // Retry-After seconds sent with a 429; default 1
 	FailRate   float64       // share of requests answered 503 at random (after the rate limit check)
 	Latency    time.Duration // added to every request
+	Seed       uint64        // seeds the random 503s (same seed, same sequence)
 	// LatencyMax, when above Latency, makes each request's latency uniform in [Latency, LatencyMax] (a real
 	// CRM's spread, so concurrent senders overlap unevenly).
 	LatencyMax time.Duration
-	Seed       uint64        // seeds the random 503s (same seed, same sequence)
 }
 
 // Request is one request the fake received.
