@@ -122,7 +122,7 @@ func (r *SyncRelay) sendVia(ctx context.Context, d models.Destination, conn *Con
 	if len(batch) == 0 {
 		return nil
 	}
-	calls, limited := conn.Calls(), conn.RateLimitedCalls()
+	ctx, count := withSendCount(ctx)
 	results := upsert(ctx, batch)
 	if ctx.Err() != nil {
 		// Shutdown: what the CRM did with the batch is unknown; resending is safe (found by email/phone),
@@ -135,7 +135,8 @@ func (r *SyncRelay) sendVia(ctx context.Context, d models.Destination, conn *Con
 		return ctx.Err()
 	}
 	r.Failpoints.Hit(failpoint.SyncAfterCRMAccept)
-	counts := models.DestinationCounters{Calls: conn.Calls() - calls, RateLimited: conn.RateLimitedCalls() - limited}
+	counts := models.DestinationCounters{Calls: count.calls.Load(), RateLimited: count.limited.Load()}
+	r.spendDaily(ctx, conn, counts.Calls, sent[0].Lane == models.LaneLive)
 	var done []models.SyncOutcome
 	var failed []failure
 	for i, res := range results {

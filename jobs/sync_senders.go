@@ -134,7 +134,7 @@ func (r *SyncRelay) sender(ctx context.Context, d models.Destination, conn *Conn
 		}
 		fresh = false
 		busy := bulkBusy.Load()
-		items, err := r.Store.SyncClaim(ctx, d.ID, batchSize(d, conn), r.lease(), !busy)
+		items, err := r.claim(ctx, d, conn, !busy)
 		if err != nil {
 			return false, err
 		}
@@ -147,10 +147,35 @@ func (r *SyncRelay) sender(ctx context.Context, d models.Destination, conn *Conn
 			}
 			continue
 		}
+		if conn.Daily != nil && items[0].Lane != models.LaneLive {
+			if ok, err := r.paceBackfill(ctx, d, conn, items); !ok || err != nil {
+				if err != nil {
+					return true, err
+				}
+				continue
+			}
+		}
 		if err := r.sendLeased(ctx, d, conn, items); err != nil {
 			return true, err
 		}
 	}
+}
+
+// claim leases the next batch, live lane first. Under a daily pacer the lanes are claimed apart (a batch
+// is paced as a whole), and backfill not at all while its pace is further off than dailyHold.
+func (r *SyncRelay) claim(ctx context.Context, d models.Destination, conn *Conn, withBulk bool) ([]models.SyncItem, error) {
+	n := batchSize(d, conn)
+	if conn.Daily == nil {
+		return r.Store.SyncClaim(ctx, d.ID, n, r.lease(), withBulk, models.AnyLane)
+	}
+	items, err := r.Store.SyncClaim(ctx, d.ID, n, r.lease(), withBulk, models.LaneLive)
+	if err != nil || len(items) > 0 {
+		return items, err
+	}
+	if due, err := conn.Daily.Due(ctx, conn.Key, false); err == nil && due > dailyHold {
+		return nil, nil
+	}
+	return r.Store.SyncClaim(ctx, d.ID, n, r.lease(), withBulk, models.LaneBackfill)
 }
 
 // sendLeased sends a claimed batch while renewing its lease every third of it: with several senders, a

@@ -152,19 +152,22 @@ func (s *Store) SyncDueDestinations(ctx context.Context) ([]int64, error) {
 	return ids, nil
 }
 
-// SyncClaim leases up to limit due items of a destination for lease, live lane first (then by due time).
-// withBulk false leaves items marked for a bulk import to it (one runs alongside). A crashed sender's lease
-// simply expires and the work is claimed again.
-func (s *Store) SyncClaim(ctx context.Context, destinationID int64, limit int, lease time.Duration, withBulk bool) ([]SyncItem, error) {
+// AnyLane claims from every lane, live first.
+const AnyLane = -1
+
+// SyncClaim leases up to limit due items of a destination for lease, live lane first (then by due time),
+// from lane only unless it is AnyLane. withBulk false leaves items marked for a bulk import to it (one
+// runs alongside). A crashed sender's lease simply expires and the work is claimed again.
+func (s *Store) SyncClaim(ctx context.Context, destinationID int64, limit int, lease time.Duration, withBulk bool, lane int) ([]SyncItem, error) {
 	var out []SyncItem
 	err := s.db.WithContext(ctx).Raw(`UPDATE sync_queue q SET lease_until = now() + make_interval(secs => ?)
 		FROM (SELECT destination_id, contact_id FROM sync_queue
 		      WHERE destination_id = ? AND status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-		        AND (? OR NOT bulk)
+		        AND (? OR NOT bulk) AND (? < 0 OR lane = ?)
 		      ORDER BY lane, next_attempt_at, enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED) c
 		WHERE q.destination_id = c.destination_id AND q.contact_id = c.contact_id
 		RETURNING q.destination_id, q.contact_id, q.workspace_id, q.version, q.outbox_id, q.attempts, q.dead_letter_id, q.enqueued_at, q.lane`,
-		lease.Seconds(), destinationID, withBulk, limit).Scan(&out).Error
+		lease.Seconds(), destinationID, withBulk, lane, lane, limit).Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("models: claim sync work of destination %d: %w", destinationID, err)
 	}

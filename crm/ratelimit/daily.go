@@ -79,45 +79,54 @@ func (d *Daily) keys(key, day string) []string {
 	return []string{base + ":used", base + ":tat"}
 }
 
-// takeScript spends one request of the day. ARGV: now (µs), the day's end (µs), limit, reserve, 1 for
-// live work, burst (requests). It returns 0 when admitted, else the microseconds to wait. Backfill is a
-// GCRA over the day: each admission moves the pace's due time on by one interval, (day's end - now) /
-// what backfill may still spend (plus one). The slots already ahead are rescaled to the current interval, so the
-// pace slows at once after live requests or a reported use spent part of the day's quota.
+// takeScript spends n requests of the day. ARGV: now (µs), the day's end (µs), limit, reserve, 1 for
+// live work, burst (requests), n, mode ("take": admit or say how long to wait; "peek": only say how long;
+// "spend": record n requests already sent, whatever the pace). It returns 0 when admitted, else the
+// microseconds to wait. Backfill is a GCRA over the day: each admission moves the pace's due time on by
+// one interval, (day's end - now) / what backfill may still spend (plus one). The slots already ahead are
+// rescaled to the current interval, so the pace slows at once after live requests or a reported use spent
+// part of the day's quota.
 var takeScript = redis.NewScript(`
 local now = tonumber(ARGV[1])
 local dayend = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local reserve = tonumber(ARGV[4])
 local burst = tonumber(ARGV[6])
+local n = tonumber(ARGV[7])
+local mode = ARGV[8]
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 local ttl = math.ceil((dayend - now) / 1000) + 3600000
 local left = limit - used
-if left <= 0 then
+if mode ~= 'spend' and left <= 0 then
   return math.max(dayend - now, 1)
 end
 if ARGV[5] == '1' then
-  redis.call('INCR', KEYS[1])
-  redis.call('PEXPIRE', KEYS[1], ttl)
+  if mode ~= 'peek' then
+    redis.call('INCRBY', KEYS[1], n)
+    redis.call('PEXPIRE', KEYS[1], ttl)
+  end
   return 0
 end
 local avail = left - reserve
-if avail <= 0 then
+if mode ~= 'spend' and avail <= 0 then
   return math.max(dayend - now, 1)
 end
 -- avail + 1: the last request the day allows goes before its end, not on the stroke of midnight
-local interval = (dayend - now) / (avail + 1)
+local interval = (dayend - now) / (math.max(avail, 0) + 1)
 local pace = redis.call('HMGET', KEYS[2], 'tat', 'iv')
 local ahead = 0
 if pace[1] and tonumber(pace[1]) > now then
   ahead = (tonumber(pace[1]) - now) * interval / tonumber(pace[2])
 end
-if ahead > interval * (burst - 1) then
+if mode ~= 'spend' and ahead > interval * (burst - 1) then
   return math.max(math.ceil(ahead - interval * (burst - 1)), 1)
 end
-redis.call('HSET', KEYS[2], 'tat', string.format('%d', now + ahead + interval), 'iv', string.format('%.3f', interval))
+if mode == 'peek' then
+  return 0
+end
+redis.call('HSET', KEYS[2], 'tat', string.format('%d', now + ahead + n * interval), 'iv', string.format('%.3f', interval))
 redis.call('PEXPIRE', KEYS[2], ttl)
-redis.call('INCR', KEYS[1])
+redis.call('INCRBY', KEYS[1], n)
 redis.call('PEXPIRE', KEYS[1], ttl)
 return 0
 `)
@@ -135,15 +144,35 @@ return 0
 // Take spends one request of key's day: live work whenever the day has quota left, backfill on its pace.
 // It returns 0 when admitted, else how long to wait before asking again (nothing is spent then).
 func (d *Daily) Take(ctx context.Context, key string, live bool) (time.Duration, error) {
+	return d.run(ctx, key, live, 1, "take")
+}
+
+// Due is how long backfill (live false) or live work would wait now; nothing is spent.
+func (d *Daily) Due(ctx context.Context, key string, live bool) (time.Duration, error) {
+	return d.run(ctx, key, live, 1, "peek")
+}
+
+// Spend records n requests already sent (a batch's requests beyond the one Take admitted): they count
+// in the day and, for backfill, move its pace on, whatever the pace said.
+func (d *Daily) Spend(ctx context.Context, key string, n int, live bool) error {
+	if n <= 0 {
+		return nil
+	}
+	_, err := d.run(ctx, key, live, n, "spend")
+	return err
+}
+
+func (d *Daily) run(ctx context.Context, key string, live bool, n int, mode string) (time.Duration, error) {
 	now := d.cfg.Now()
 	day, end := d.day(now)
 	l := "0"
 	if live {
 		l = "1"
 	}
-	us, err := takeScript.Run(ctx, d.rdb, d.keys(key, day), now.UnixMicro(), end.UnixMicro(), d.cfg.Limit, d.cfg.Reserve, l, d.cfg.Burst).Int64()
+	us, err := takeScript.Run(ctx, d.rdb, d.keys(key, day), now.UnixMicro(), end.UnixMicro(), d.cfg.Limit, d.cfg.Reserve, l, d.cfg.Burst,
+		n, mode).Int64()
 	if err != nil {
-		return 0, fmt.Errorf("ratelimit: daily take %s: %w", key, err)
+		return 0, fmt.Errorf("ratelimit: daily %s %s: %w", mode, key, err)
 	}
 	return time.Duration(us) * time.Microsecond, nil
 }

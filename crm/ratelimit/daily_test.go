@@ -168,3 +168,34 @@ func TestDailyFollowsTheQuotaTheCRMReports(t *testing.T) {
 		t.Errorf("a report of more quota left than counted lowered used to %d", used)
 	}
 }
+
+// Due says how long backfill would wait without spending anything; Spend records a batch's further
+// requests, which count in the day and push the backfill pace on, whatever the pace said.
+func TestDailyDueSpendsNothingAndSpendMovesThePace(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	d, _ := newDaily(t, ratelimit.DailyConfig{Limit: 43_201, Reserve: -1, Burst: 1}, at) // one a second
+	for range 3 {
+		if due, err := d.Due(ctx, "k", false); err != nil || due != 0 {
+			t.Fatalf("due = %s (err %v) on a fresh day", due, err)
+		}
+	}
+	if used, _ := d.Used(ctx, "k"); used != 0 {
+		t.Fatalf("Due spent %d requests", used)
+	}
+	if wait, _ := d.Take(ctx, "k", false); wait != 0 {
+		t.Fatal("the first request was paced")
+	}
+	if err := d.Spend(ctx, "k", 4, false); err != nil { // the batch took 5 requests in all
+		t.Fatal(err)
+	}
+	if used, _ := d.Used(ctx, "k"); used != 5 {
+		t.Errorf("used = %d after a 5-request batch, want 5", used)
+	}
+	if due, _ := d.Due(ctx, "k", false); due < 4500*time.Millisecond || due > 5500*time.Millisecond {
+		t.Errorf("backfill due in %s after a 5-request batch at one a second, want about 5 s", due)
+	}
+	if due, _ := d.Due(ctx, "k", true); due != 0 {
+		t.Errorf("live work due in %s, want at once", due)
+	}
+}
