@@ -61,7 +61,7 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	adm.answered(t.metrics)
 	if resp.StatusCode == http.StatusTooManyRequests {
-		t.conn.rateLimited.Add(1)
+		t.conn.countRateLimited(req.Context())
 	}
 	t.metrics.call(t.conn, strconv.Itoa(resp.StatusCode))
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: func() { adm.done(); cancel(nil) }}
@@ -112,7 +112,7 @@ func (a *admission) admit(wire *wireConn) {
 	}
 	if !a.counted {
 		a.counted = true
-		a.conn.calls.Add(1)
+		a.conn.countCall(a.ctx)
 	}
 }
 

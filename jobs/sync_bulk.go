@@ -13,7 +13,7 @@ import (
 // the import's own queueing time on the CRM's side (crm bounds the wait at 15 min).
 const bulkLease = 20 * time.Minute
 
-// bulkRecheck is how often a Drain pass that found no bulk work looks again: a burst of new leads
+// bulkRecheck is how often a pass's bulk loop that found no bulk work looks again: a burst of new leads
 // arriving while the pass writes contacts one by one is taken up by the bulk import within a second.
 const bulkRecheck = time.Second
 

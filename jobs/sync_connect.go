@@ -54,6 +54,8 @@ type Conn struct {
 	Limiter *ratelimit.Limiter // nil: no limit
 	Key     string             // limiter key
 	Kind    string
+	// Daily paces backfill work against the CRM's daily quota (nil: no daily cap known).
+	Daily *ratelimit.Daily
 
 	stamp       time.Time
 	calls       atomic.Int64
@@ -98,6 +100,9 @@ func (c *Connector) build(d models.Destination) (*Conn, error) {
 		return nil, err
 	}
 	conn.Limiter = lim
+	if conn.Daily, err = c.daily(d); err != nil {
+		return nil, err
+	}
 	if d.Kind == crm.KindSandbox {
 		account, err := c.sandboxAccount(d)
 		if err != nil {
@@ -196,7 +201,7 @@ func (s *limitedSandbox) Upsert(ctx context.Context, batch []crm.Contact) []crm.
 		return out
 	}
 	out := s.Sandbox.Upsert(ctx, batch)
-	s.count(out)
+	s.count(ctx, out)
 	return out
 }
 
@@ -206,7 +211,7 @@ func (s *limitedSandbox) RunAction(ctx context.Context, stableID, contactID, act
 		return err
 	}
 	err := s.Sandbox.RunAction(ctx, stableID, contactID, action, params)
-	s.conn.calls.Add(1)
+	s.conn.countCall(ctx)
 	return err
 }
 
@@ -220,15 +225,15 @@ func (s *limitedSandbox) wait(ctx context.Context) error {
 	return nil
 }
 
-func (s *limitedSandbox) count(out []crm.Result) {
-	s.conn.calls.Add(1)
+func (s *limitedSandbox) count(ctx context.Context, out []crm.Result) {
+	s.conn.countCall(ctx)
 	code := "200"
 	if len(out) > 0 && out[0].Err != nil {
 		if e, ok := out[0].Err.(*crm.Error); ok && e.Status != 0 {
 			code = strconv.Itoa(e.Status)
 		}
 		if crm.ClassOf(out[0].Err) == crm.RateLimited {
-			s.conn.rateLimited.Add(1)
+			s.conn.countRateLimited(ctx)
 		}
 	}
 	s.metrics.call(s.conn, code)

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -44,6 +43,8 @@ type SyncRelay struct {
 	DeadLetterMax  int           // scheduler retries of a transient dead letter; default 5
 	PassTime       time.Duration // how long one Drain may run; default 50 s
 	Now            func() time.Time
+	// Senders is how many batches of one destination are in flight at once (0: from its rate, see senders).
+	Senders int
 	// KeepLeasesOnCancel makes a cancelled send leave its leases to expire, exactly as a killed process
 	// does (crash tests). By default a cancelled send (a graceful shutdown) hands its batch back at once.
 	KeepLeasesOnCancel bool
@@ -69,56 +70,11 @@ func (r *SyncRelay) FanOut(ctx context.Context) (int, error) {
 // paused. It reports whether due work remains (the caller runs another pass).
 func (r *SyncRelay) Drain(ctx context.Context, destinationID int64) (more bool, err error) {
 	deadline := r.now().Add(r.passTime())
-	var bulkAt time.Time // when to look for bulk work next (drainBulk): at once, then bulkRecheck after a miss
-	for r.now().Before(deadline) {
-		d, err := r.Store.DestinationByID(ctx, destinationID)
-		if errors.Is(err, models.ErrNotFound) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		if !d.Active() {
-			return false, nil
-		}
-		conn, err := r.Connector.Connect(ctx, d)
-		if err != nil {
-			r.recordError(ctx, d.ID, "connect: "+err.Error())
-			return false, err
-		}
-		if conn.Limiter != nil {
-			// A 429's pause: wait here rather than holding leases through it.
-			if until, err := conn.Limiter.PausedUntil(ctx, conn.Key); err == nil && until.After(r.now()) {
-				if !until.Before(deadline) {
-					return true, nil
-				}
-				if err := sleepCtx(ctx, time.Until(until)); err != nil {
-					return true, err
-				}
-			}
-		}
-		if !r.now().Before(bulkAt) {
-			n, err := r.drainBulk(ctx, d, conn)
-			if err != nil {
-				return true, err
-			}
-			if n > 0 {
-				continue
-			}
-			bulkAt = r.now().Add(bulkRecheck)
-		}
-		items, err := r.Store.SyncClaim(ctx, d.ID, batchSize(d, conn), r.lease())
-		if err != nil {
-			return false, err
-		}
-		if len(items) == 0 {
-			return false, nil
-		}
-		if err := r.send(ctx, d, conn, items); err != nil {
-			return true, err
-		}
+	d, conn, ok, more, err := r.ready(ctx, destinationID, deadline)
+	if !ok {
+		return more, err
 	}
-	return true, nil
+	return r.sendAll(ctx, d, conn, deadline)
 }
 
 // batchSize is the destination's batch_size (default 20) capped by the adapter's MaxBatch.
@@ -166,7 +122,7 @@ func (r *SyncRelay) sendVia(ctx context.Context, d models.Destination, conn *Con
 	if len(batch) == 0 {
 		return nil
 	}
-	calls, limited := conn.Calls(), conn.RateLimitedCalls()
+	ctx, count := withSendCount(ctx)
 	results := upsert(ctx, batch)
 	if ctx.Err() != nil {
 		// Shutdown: what the CRM did with the batch is unknown; resending is safe (found by email/phone),
@@ -179,7 +135,8 @@ func (r *SyncRelay) sendVia(ctx context.Context, d models.Destination, conn *Con
 		return ctx.Err()
 	}
 	r.Failpoints.Hit(failpoint.SyncAfterCRMAccept)
-	counts := models.DestinationCounters{Calls: conn.Calls() - calls, RateLimited: conn.RateLimitedCalls() - limited}
+	counts := models.DestinationCounters{Calls: count.calls.Load(), RateLimited: count.limited.Load()}
+	r.spendDaily(ctx, conn, counts.Calls, sent[0].Lane == models.LaneLive)
 	var done []models.SyncOutcome
 	var failed []failure
 	for i, res := range results {
@@ -241,9 +198,10 @@ func (r *SyncRelay) now() time.Time {
 
 // lease is how long a claimed batch stays claimed. It only matters when the
 // claimer dies or loses Postgres mid-batch (a live drain finishes or releases
-// its batch itself, and one drain per destination runs at a time), so it is
-// short: a batch of 20 at 5 req/s takes about 12 s, and a crash or a Postgres
-// restart then delays the batch by at most this long.
+// its batch itself), so it is
+// short: a batch of 20 at 5 req/s takes about 12 s (longer while several senders
+// share the budget), and a crash or a Postgres restart then delays the batch by at
+// most this long.
 func (r *SyncRelay) lease() time.Duration {
 	if r.Lease > 0 {
 		return r.Lease

@@ -26,6 +26,9 @@ type DestinationConfig struct {
 	Automations    string `json:"automations,omitempty"`
 	// MaxWritesPerHour pauses the destination when passed (the runaway guard; 0: none).
 	MaxWritesPerHour int `json:"max_writes_per_hour,omitempty"`
+	// DailyLimit is the CRM's daily request quota for this account (0: the CRM's default where it has one,
+	// see jobs.defaultDaily; negative: none); backfill is paced to spread over the rest of the day.
+	DailyLimit int `json:"daily_limit,omitempty"`
 	// Sandbox behaviour: its own rate limit (requests/s it accepts before answering 429) and injected faults.
 	SandboxRateLimit int     `json:"sandbox_rate_limit,omitempty"`
 	Fail429Rate      float64 `json:"fail_429_rate,omitempty"`

@@ -17,6 +17,12 @@ const (
 	SyncDead    = "dead" // waiting on a dead letter (a scheduler retry, a replay or a newer version revives it)
 )
 
+// Sync queue lanes: live leads' writes are claimed before resync, import and backfill work.
+const (
+	LaneLive     = 0 // a change that apply (or an operator on one contact) just made
+	LaneBackfill = 1 // a whole-destination resync, an import or a backfill
+)
+
 // Outbox statuses the CRM relay sets on crm_upsert rows.
 const (
 	OutboxPending    = "pending"
@@ -37,6 +43,7 @@ type SyncItem struct {
 	Attempts      int
 	DeadLetterID  *int64
 	EnqueuedAt    time.Time
+	Lane          int // LaneLive or LaneBackfill
 }
 
 // SyncFanOut claims up to limit pending crm_upsert outbox rows (FOR UPDATE SKIP LOCKED, so replicas share
@@ -116,7 +123,7 @@ func (s *Store) queueOutboxRow(ctx context.Context, outboxID, workspaceID int64,
 			WHERE d.workspace_id = ? AND d.deleted_at IS NULL
 			  AND NOT EXISTS (SELECT 1 FROM sync_state st WHERE st.destination_id = d.id AND st.contact_id = ? AND st.last_version >= ?)
 			ON CONFLICT (destination_id, contact_id) DO UPDATE SET version = EXCLUDED.version, outbox_id = EXCLUDED.outbox_id,
-			  status = 'pending', attempts = 0, next_attempt_at = now(), last_error = ''
+			  status = 'pending', attempts = 0, next_attempt_at = now(), last_error = '', lane = 0, bulk = false
 			WHERE sync_queue.version < EXCLUDED.version`,
 			contactID, workspaceID, version, outboxID, workspaceID, contactID, version).Error
 		if err != nil {
@@ -145,21 +152,45 @@ func (s *Store) SyncDueDestinations(ctx context.Context) ([]int64, error) {
 	return ids, nil
 }
 
-// SyncClaim leases up to limit due items of a destination for lease. A crashed sender's lease simply
-// expires and the work is claimed again.
-func (s *Store) SyncClaim(ctx context.Context, destinationID int64, limit int, lease time.Duration) ([]SyncItem, error) {
+// AnyLane claims from every lane, live first.
+const AnyLane = -1
+
+// SyncClaim leases up to limit due items of a destination for lease, live lane first (then by due time),
+// from lane only unless it is AnyLane. withBulk false leaves items marked for a bulk import to it (one
+// runs alongside). A crashed sender's lease simply expires and the work is claimed again.
+func (s *Store) SyncClaim(ctx context.Context, destinationID int64, limit int, lease time.Duration, withBulk bool, lane int) ([]SyncItem, error) {
 	var out []SyncItem
 	err := s.db.WithContext(ctx).Raw(`UPDATE sync_queue q SET lease_until = now() + make_interval(secs => ?)
 		FROM (SELECT destination_id, contact_id FROM sync_queue
 		      WHERE destination_id = ? AND status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-		      ORDER BY next_attempt_at, enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED) c
+		        AND (? OR NOT bulk) AND (? < 0 OR lane = ?)
+		      ORDER BY lane, next_attempt_at, enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED) c
 		WHERE q.destination_id = c.destination_id AND q.contact_id = c.contact_id
-		RETURNING q.destination_id, q.contact_id, q.workspace_id, q.version, q.outbox_id, q.attempts, q.dead_letter_id, q.enqueued_at`,
-		lease.Seconds(), destinationID, limit).Scan(&out).Error
+		RETURNING q.destination_id, q.contact_id, q.workspace_id, q.version, q.outbox_id, q.attempts, q.dead_letter_id, q.enqueued_at, q.lane`,
+		lease.Seconds(), destinationID, withBulk, lane, lane, limit).Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("models: claim sync work of destination %d: %w", destinationID, err)
 	}
 	return out, nil
+}
+
+// SyncRenewLease extends the lease of items still claimed (a sender still working on them), so that a
+// batch slower than its lease (a long wait for the rate budget) is never claimed by a second sender while
+// the first still sends it. Items already released, delivered or parked hold no lease and are left alone.
+func (s *Store) SyncRenewLease(ctx context.Context, destinationID int64, contactIDs []string, lease time.Duration) error {
+	if len(contactIDs) == 0 {
+		return nil
+	}
+	// SKIP LOCKED: a row locked now is being delivered or released by its sender's own transaction, so it
+	// needs no renewal, and waiting for it could deadlock against that transaction's lock order.
+	err := s.db.WithContext(ctx).Exec(`UPDATE sync_queue q SET lease_until = now() + make_interval(secs => ?)
+		FROM (SELECT destination_id, contact_id FROM sync_queue
+		      WHERE destination_id = ? AND contact_id IN ? AND lease_until IS NOT NULL FOR UPDATE SKIP LOCKED) c
+		WHERE q.destination_id = c.destination_id AND q.contact_id = c.contact_id`, lease.Seconds(), destinationID, contactIDs).Error
+	if err != nil {
+		return fmt.Errorf("models: renew lease of destination %d: %w", destinationID, err)
+	}
+	return nil
 }
 
 // SyncNextDue is when the destination's next pending item becomes due (zero time: none pending).
@@ -350,13 +381,14 @@ func (s *Store) SyncRequeue(ctx context.Context, destinationID int64, contactID 
 	return nil
 }
 
-// SyncRequeueAll queues every live contact of the destination's workspace; it returns how many.
+// SyncRequeueAll queues every live contact of the destination's workspace in the backfill lane (an item
+// already waiting in the live lane stays there); it returns how many.
 func (s *Store) SyncRequeueAll(ctx context.Context, destinationID int64) (int64, error) {
-	res := s.db.WithContext(ctx).Exec(`INSERT INTO sync_queue (destination_id, contact_id, workspace_id, version)
-		SELECT d.id, c.id, c.workspace_id, c.version FROM destinations d JOIN contacts c ON c.workspace_id = d.workspace_id
+	res := s.db.WithContext(ctx).Exec(`INSERT INTO sync_queue (destination_id, contact_id, workspace_id, version, lane)
+		SELECT d.id, c.id, c.workspace_id, c.version, 1 FROM destinations d JOIN contacts c ON c.workspace_id = d.workspace_id
 		WHERE d.id = ? AND c.merged_into IS NULL
 		ON CONFLICT (destination_id, contact_id) DO UPDATE SET version = greatest(sync_queue.version, EXCLUDED.version),
-		  status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL`, destinationID)
+		  status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL, lane = least(sync_queue.lane, EXCLUDED.lane)`, destinationID)
 	if res.Error != nil {
 		return 0, fmt.Errorf("models: requeue destination %d: %w", destinationID, res.Error)
 	}

@@ -22,6 +22,9 @@ type Options struct {
 	FailRate   float64       // share of requests answered 503 at random (after the rate limit check)
 	Latency    time.Duration // added to every request
 	Seed       uint64        // seeds the random 503s (same seed, same sequence)
+	// LatencyMax, when above Latency, makes each request's latency uniform in [Latency, LatencyMax] (a real
+	// CRM's spread, so concurrent senders overlap unevenly).
+	LatencyMax time.Duration
 }
 
 // Request is one request the fake received.
@@ -92,8 +95,8 @@ func (s *server) wrap(h http.Handler) http.Handler {
 		arrived := time.Now()
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if s.opts.Latency > 0 {
-			time.Sleep(s.opts.Latency)
+		if lat := s.latency(); lat > 0 {
+			time.Sleep(lat)
 		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		idx := s.record(Request{Time: arrived, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Body: body})
@@ -170,6 +173,14 @@ func (s *server) intercept(w http.ResponseWriter, r *http.Request, arrived time.
 		return true
 	}
 	return false
+}
+
+// latency is one request's injected latency.
+func (s *server) latency() time.Duration {
+	if s.opts.LatencyMax > s.opts.Latency {
+		return s.opts.Latency + rand.N(s.opts.LatencyMax-s.opts.Latency)
+	}
+	return s.opts.Latency
 }
 
 func (s *server) record(r Request) int {
