@@ -22,8 +22,9 @@ const bulkRecheck = time.Second
 // SyncClaimBulkNew; they keep the account's automations as the destination's setting says), then resync
 // and backfill work (models.SyncMarkBulk; never the account's automations). Live changes of contacts the
 // destination already holds stay on per-contact writes, which check for human edits first. It returns how
-// many items it sent (0: nothing for the bulk path, the caller goes on with per-contact batches).
-func (r *SyncRelay) drainBulk(ctx context.Context, d models.Destination, conn *Conn) (int, error) {
+// many items it sent (0: nothing for the bulk path, the caller goes on with per-contact batches). liveOnly
+// looks at the live backlog alone.
+func (r *SyncRelay) drainBulk(ctx context.Context, d models.Destination, conn *Conn, liveOnly bool) (int, error) {
 	bi, ok := conn.Dest.(crm.BulkImporter)
 	if !ok {
 		return 0, nil
@@ -44,6 +45,9 @@ func (r *SyncRelay) drainBulk(ctx context.Context, d models.Destination, conn *C
 		{r.Store.SyncClaimBulkNew, crm.BulkOptions{Live: true}},
 		{r.Store.SyncClaimBulk, crm.BulkOptions{}},
 	} {
+		if liveOnly && !lane.opts.Live {
+			break
+		}
 		items, err := lane.claim(ctx, d.ID, least, most, bulkLease)
 		if err != nil {
 			return 0, err

@@ -68,6 +68,16 @@ func (r *SyncRelay) sendAll(ctx context.Context, d models.Destination, conn *Con
 	var sending atomic.Int32 // senders still running: the bulk loop keeps looking while any does
 	sending.Store(int32(n))
 	if _, ok := conn.Dest.(crm.BulkImporter); ok {
+		// A backlog of new leads already waiting goes to the import before any sender can take its items one
+		// by one; the import's answer may have paused the destination.
+		if n, err := r.drainBulk(ctx, d, conn, true); err != nil {
+			return true, err
+		} else if n > 0 {
+			var ok, more bool
+			if d, conn, ok, more, err = r.ready(ctx, d.ID, deadline); !ok {
+				return more, err
+			}
+		}
 		bulkBusy.Store(true)
 		wg.Add(1)
 		go func() {
@@ -76,12 +86,27 @@ func (r *SyncRelay) sendAll(ctx context.Context, d models.Destination, conn *Con
 			report(r.bulkLoop(ctx, d, conn, deadline, &stop, &bulkBusy, &sending))
 		}()
 	}
+	// The first sender goes alone until its first batch is answered: a destination-level fault (refused
+	// credentials, a missing field) then pauses the destination after one request, not one per sender.
+	firstDone := make(chan struct{})
+	var once sync.Once
+	firstAnswered := func() { once.Do(func() { close(firstDone) }) }
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer sending.Add(-1)
-			report(r.sender(ctx, d, conn, deadline, i == 0, &stop, &bulkBusy))
+			if i == 0 {
+				defer firstAnswered()
+				report(r.sender(ctx, d, conn, deadline, true, &stop, &bulkBusy, firstAnswered))
+				return
+			}
+			select {
+			case <-firstDone:
+			case <-ctx.Done():
+				return
+			}
+			report(r.sender(ctx, d, conn, deadline, false, &stop, &bulkBusy, func() {}))
 		}()
 	}
 	wg.Wait()
@@ -107,7 +132,7 @@ func (r *SyncRelay) bulkLoop(ctx context.Context, d models.Destination, conn *Co
 			}
 		}
 		bulkBusy.Store(true)
-		n, err := r.drainBulk(ctx, d, conn)
+		n, err := r.drainBulk(ctx, d, conn, false)
 		if err != nil {
 			return true, err
 		}
@@ -132,7 +157,7 @@ const idlePoll = 200 * time.Millisecond
 // stopped (true). Before each claim it re-reads the destination (a pause or an edit stops it) and waits
 // out a 429's pause rather than holding leases through it. The first sender uses d and conn as given.
 func (r *SyncRelay) sender(ctx context.Context, d models.Destination, conn *Conn, deadline time.Time, fresh bool,
-	stop, bulkBusy *atomic.Bool) (bool, error) {
+	stop, bulkBusy *atomic.Bool, answered func()) (bool, error) {
 	for {
 		if stop.Load() || !r.now().Before(deadline) {
 			return true, nil
@@ -170,7 +195,9 @@ func (r *SyncRelay) sender(ctx context.Context, d models.Destination, conn *Conn
 				continue
 			}
 		}
-		if err := r.sendLeased(ctx, d, conn, items); err != nil {
+		err = r.sendLeased(ctx, d, conn, items)
+		answered()
+		if err != nil {
 			return true, err
 		}
 	}

@@ -26,11 +26,11 @@ func (s *Store) SyncClaimBulk(ctx context.Context, destinationID int64, least, l
 	return items, nil
 }
 
-// SyncClaimBulkNew leases up to limit due live items (not marked bulk) of contacts the destination holds
+// SyncClaimBulkNew leases up to limit due live-lane items (not marked bulk) of contacts the destination holds
 // no remote id for, when at least least are due: a backlog of new leads, which a CRM's bulk import can
 // carry with no conflict check to make (there is no earlier write a person could have edited).
 func (s *Store) SyncClaimBulkNew(ctx context.Context, destinationID int64, least, limit int, lease time.Duration) ([]SyncItem, error) {
-	items, err := s.syncClaimAtLeast(ctx, `NOT q.bulk AND NOT EXISTS (SELECT 1 FROM sync_state s
+	items, err := s.syncClaimAtLeast(ctx, `NOT q.bulk AND q.lane = 0 AND NOT EXISTS (SELECT 1 FROM sync_state s
 		WHERE s.destination_id = q.destination_id AND s.contact_id = q.contact_id AND s.remote_id <> '')`, destinationID, least, limit, lease)
 	if err != nil {
 		return nil, fmt.Errorf("models: claim new-contact sync work of destination %d: %w", destinationID, err)
