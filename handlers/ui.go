@@ -27,8 +27,10 @@ import (
 type UISessions interface {
 	// Login starts a fresh session for u, replacing whatever the cookie held.
 	Login(w http.ResponseWriter, r *http.Request, u models.User) error
-	// Logout ends the session.
+	// Logout ends the session, on the server too: a copy of the cookie is refused afterwards.
 	Logout(w http.ResponseWriter, r *http.Request) error
+	// EndOtherSessions ends every other sign-in of userID (reason: models.SessionEnded*) and says how many.
+	EndOtherSessions(r *http.Request, userID int64, reason string) (int64, error)
 	// Workspace is the slug of the workspace the user last opened ("" if none).
 	Workspace(r *http.Request) string
 	// SetWorkspace remembers the workspace the user opened.
