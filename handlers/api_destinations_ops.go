@@ -10,8 +10,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/leadgate/leadgate/crm"
-	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/crm/sandbox"
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/models"
 )
 
