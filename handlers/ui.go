@@ -127,6 +127,9 @@ func (u *UI) meta(w http.ResponseWriter, r *http.Request, nav, title string) (vi
 	}
 	if ws := workspaceFrom(r); ws.ID != 0 {
 		m.Workspace = wsRef(ws)
+		if err := u.loadAlarmChrome(r, ws, &m); err != nil {
+			return m, err
+		}
 	} else if slug := u.Sessions.Workspace(r); slug != "" {
 		// Instance pages keep the sidebar pointing at the last workspace.
 		if ws, err := u.Store.WorkspaceBySlug(r.Context(), slug); err == nil && ws.ArchivedAt == nil {

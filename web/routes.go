@@ -76,6 +76,7 @@ func Routes(d Deps) http.Handler {
 			r.Get("/events", d.API.ListEvents)
 			r.Get("/events/{id}", d.API.GetEvent)
 			r.Get("/stats", d.API.GetStats)
+			r.Get("/alarms/firing", d.API.ListFiringAlarms)
 			r.Get("/stages", d.API.GetStageRules)
 			r.With(editor).Put("/stages", d.API.PutStageRules)
 			r.With(editor).Post("/stages/dry-run", d.API.DryRunStageRules)
