@@ -11,6 +11,7 @@ import (
 
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/crm/sandbox"
+	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/jobs"
 	"github.com/leadgate/leadgate/models"
 )
@@ -21,6 +22,11 @@ const onboardingTimeout = 25 * time.Second
 // crmError answers a CRM failure during onboarding: 502 with the CRM's classified message.
 func crmError(w http.ResponseWriter, err error) {
 	var ce *crm.Error
+	if egress.IsBlocked(err) {
+		// The outbound guard refused the address before any request left: no credential was tried.
+		writeJSON(w, http.StatusBadGateway, map[string]any{"error": err.Error(), "class": "blocked", "status": 0})
+		return
+	}
 	if errors.As(err, &ce) {
 		writeJSON(w, http.StatusBadGateway, map[string]any{"error": ce.Error(), "class": ce.Class.String(), "status": ce.Status})
 		return

@@ -27,8 +27,10 @@ import (
 type UISessions interface {
 	// Login starts a fresh session for u, replacing whatever the cookie held.
 	Login(w http.ResponseWriter, r *http.Request, u models.User) error
-	// Logout ends the session.
+	// Logout ends the session, on the server too: a copy of the cookie is refused afterwards.
 	Logout(w http.ResponseWriter, r *http.Request) error
+	// EndOtherSessions ends every other sign-in of userID (reason: models.SessionEnded*) and says how many.
+	EndOtherSessions(r *http.Request, userID int64, reason string) (int64, error)
 	// Workspace is the slug of the workspace the user last opened ("" if none).
 	Workspace(r *http.Request) string
 	// SetWorkspace remembers the workspace the user opened.
@@ -125,6 +127,9 @@ func (u *UI) meta(w http.ResponseWriter, r *http.Request, nav, title string) (vi
 	}
 	if ws := workspaceFrom(r); ws.ID != 0 {
 		m.Workspace = wsRef(ws)
+		if err := u.loadAlarmChrome(r, ws, &m); err != nil {
+			return m, err
+		}
 	} else if slug := u.Sessions.Workspace(r); slug != "" {
 		// Instance pages keep the sidebar pointing at the last workspace.
 		if ws, err := u.Store.WorkspaceBySlug(r.Context(), slug); err == nil && ws.ArchivedAt == nil {

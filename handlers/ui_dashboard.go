@@ -57,6 +57,12 @@ func (u *UI) dashboard(ctx context.Context, r *http.Request) (views.DashboardVie
 		v.DuplicateRate = fmt.Sprintf("%.1f%%", 100*float64(e.Duplicates)/float64(e.Received))
 	}
 	v.Counters = eventCounters(e)
+	flagQuarantine(v.Counters, e, "/w/"+ws.Slug+"/dead-letters")
+	firing, err := u.Store.AlarmsFiringAt(ctx, ws.ID, now)
+	if err != nil {
+		return v, err
+	}
+	v.Alarms = alarmBanners(ws, firing, now)
 	depth, err := u.Store.DeadLetterDepthGet(ctx, ws.ID)
 	if err != nil {
 		return v, err
@@ -95,6 +101,30 @@ func eventCounters(e models.EventCounts) []views.Counter {
 		{Key: "rejected", Label: "Rejected", Value: e.Rejected, Help: "Not a lead: no email or phone", Tone: "bad"},
 		{Key: "dropped", Label: "Dropped", Value: e.Dropped, Help: "Filtered or stopped by the loop guard"},
 		{Key: "unresolved", Label: "Unresolved", Value: e.Unresolved, Help: "Pending, waiting or retrying", Tone: "warn"},
+	}
+}
+
+// QuarantineFlagShare is the share of accepted events quarantined above which the outcome grid flags it
+// (with at least QuarantineFlagMin accepted, so that one bad event of three is not an emergency).
+const (
+	QuarantineFlagShare = 0.10
+	QuarantineFlagMin   = 20
+)
+
+// flagQuarantine marks the quarantined counter when its share of accepted events is above the threshold.
+func flagQuarantine(cs []views.Counter, e models.EventCounts, href string) {
+	if e.Accepted < QuarantineFlagMin {
+		return
+	}
+	share := float64(e.Quarantined) / float64(e.Accepted)
+	if share <= QuarantineFlagShare {
+		return
+	}
+	for i := range cs {
+		if cs[i].Key == "quarantined" {
+			cs[i].Flag = fmt.Sprintf("%.0f %% of accepted events are quarantined (above %.0f %%).", 100*share, 100*QuarantineFlagShare)
+			cs[i].FlagHref = href
+		}
 	}
 }
 

@@ -39,6 +39,12 @@ const uiPassword = "correct horse battery"
 
 func newUIEnv(t *testing.T) *uiEnv {
 	t.Helper()
+	return newUIEnvWith(t, nil)
+}
+
+// newUIEnvWith is newUIEnv with some settings of the environment overridden.
+func newUIEnvWith(t *testing.T, override map[string]string) *uiEnv {
+	t.Helper()
 	env := map[string]string{
 		"LEADGATE_DATABASE_URL": testkit.Database(t),
 		"LEADGATE_REDIS_URL":    testkit.RedisDB(t),
@@ -47,6 +53,9 @@ func newUIEnv(t *testing.T) *uiEnv {
 		"LEADGATE_PUBLIC_URL":   "http://localhost:8080",
 		// CRM fakes and webhook receivers listen on 127.0.0.1: open the SSRF guard for them.
 		"LEADGATE_EGRESS_ALLOWED_HOSTS": "127.0.0.1",
+	}
+	for k, v := range override {
+		env[k] = v
 	}
 	cfg, err := config.FromEnv(func(k string) string { return env[k] })
 	if err != nil {
@@ -212,10 +221,15 @@ func expectStatus(t *testing.T, what string, res uiResponse, status int) {
 	}
 }
 
-// expectRedirect fails unless res redirects to location.
+// expectRedirect fails unless res redirects to location. A redirect to the
+// sign-in page may carry the page asked for (?next=…); loginNext checks it.
 func expectRedirect(t *testing.T, what string, res uiResponse, location string) {
 	t.Helper()
-	if res.status != http.StatusSeeOther || res.header.Get("Location") != location {
+	got := res.header.Get("Location")
+	if location == "/login" && strings.HasPrefix(got, "/login?next=") {
+		got = "/login"
+	}
+	if res.status != http.StatusSeeOther || got != location {
 		t.Fatalf("%s: status %d to %q, want 303 to %q", what, res.status, res.header.Get("Location"), location)
 	}
 }

@@ -1,15 +1,16 @@
 package handlers
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/gorilla/csrf"
 	"golang.org/x/crypto/bcrypt"
 
@@ -20,7 +21,7 @@ import (
 
 // ShowLogin renders the sign-in form.
 func (u *UI) ShowLogin(w http.ResponseWriter, r *http.Request) {
-	v := views.LoginView{Assets: u.Assets, CSRFToken: csrf.Token(r)}
+	v := views.LoginView{Assets: u.Assets, CSRFToken: csrf.Token(r), Next: SafeNext(r.URL.Query().Get("next"))}
 	if r.URL.Query().Get("signed_out") == "1" {
 		v.Notice = "You are signed out."
 	}
@@ -31,8 +32,8 @@ func (u *UI) ShowLogin(w http.ResponseWriter, r *http.Request) {
 func (u *UI) Login(w http.ResponseWriter, r *http.Request) {
 	email := strings.ToLower(strings.TrimSpace(r.PostFormValue("email")))
 	password := r.PostFormValue("password")
-	v := views.LoginView{Assets: u.Assets, CSRFToken: csrf.Token(r), Email: email}
-	keys := []string{"ip:" + middleware.GetClientIP(r.Context()), "email:" + email}
+	v := views.LoginView{Assets: u.Assets, CSRFToken: csrf.Token(r), Email: email, Next: SafeNext(r.PostFormValue("next"))}
+	keys := signInKeys(r, email)
 	now := u.now()
 	if blocked, wait := u.Limiter.Blocked(r.Context(), now, keys...); blocked {
 		mins := int(math.Ceil(wait.Minutes()))
@@ -44,7 +45,7 @@ func (u *UI) Login(w http.ResponseWriter, r *http.Request) {
 	user, err := u.Store.UserAuthenticate(r.Context(), email, password)
 	if errors.Is(err, models.ErrNotFound) {
 		u.Limiter.Fail(r.Context(), now, keys...)
-		u.Log.Info("sign-in failed", "email", email, "client_ip", middleware.GetClientIP(r.Context()))
+		u.Log.Info("sign-in failed", "email", email, "client_ip", clientIP(r))
 		v.Error = "That email and password do not match an active account."
 		u.render(w, r, http.StatusUnauthorized, views.LoginPage(v))
 		return
@@ -53,7 +54,7 @@ func (u *UI) Login(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
-	u.Limiter.Reset(r.Context(), keys[1])
+	u.Limiter.Reset(r.Context(), keys[0])
 	if err := u.Sessions.Login(w, r, user); err != nil {
 		u.serverError(w, r, err)
 		return
@@ -63,7 +64,25 @@ func (u *UI) Login(w http.ResponseWriter, r *http.Request) {
 		redirect(w, r, "/account/password")
 		return
 	}
-	redirect(w, r, "/")
+	redirect(w, r, cmp.Or(v.Next, "/"))
+}
+
+// SafeNext returns next when it is a path on this site to return to after sign-in, else "". It refuses
+// anything a browser could read as another origin ("//evil", "/\evil", "https://…") and the sign-in
+// pages themselves.
+func SafeNext(next string) string {
+	if next == "" || len(next) > 2000 || next[0] != '/' || strings.HasPrefix(next, "//") ||
+		strings.ContainsAny(next, "\\\x00\r\n\t") {
+		return ""
+	}
+	p, err := url.Parse(next)
+	if err != nil || p.Scheme != "" || p.Host != "" || p.User != nil {
+		return ""
+	}
+	if p.Path == "/login" || p.Path == "/logout" || strings.HasPrefix(p.Path, "/static/") {
+		return ""
+	}
+	return next
 }
 
 // Logout ends the session.
@@ -72,6 +91,21 @@ func (u *UI) Logout(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
+	redirect(w, r, "/login?signed_out=1")
+}
+
+// LogoutEverywhere ends every sign-in of the account, this one included.
+func (u *UI) LogoutEverywhere(w http.ResponseWriter, r *http.Request) {
+	p, _ := principal.From(r.Context())
+	n, err := u.Sessions.EndOtherSessions(r, p.ID, models.SessionEndedEverywhere)
+	if err == nil {
+		err = u.Sessions.Logout(w, r)
+	}
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	u.Log.Info("signed out everywhere", "user_id", p.ID, "other_sessions", n)
 	redirect(w, r, "/login?signed_out=1")
 }
 
@@ -107,8 +141,13 @@ func (u *UI) ShowPassword(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
+	live, err := u.Store.UISessionsLive(r.Context(), user.ID, u.now())
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
 	u.page(w, r, http.StatusOK, views.NavAccount, "Change password", func(m views.PageMeta) templ.Component {
-		return views.PasswordPage(m, views.PasswordView{Forced: user.MustChangePassword})
+		return views.PasswordPage(m, views.PasswordView{Forced: user.MustChangePassword, LiveSessions: live})
 	})
 }
 
@@ -154,9 +193,12 @@ func (u *UI) ChangePassword(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
-	// The session carries a fingerprint of the password hash: start a new one.
-	if user, err = u.Store.UserByID(r.Context(), user.ID); err == nil {
-		err = u.Sessions.Login(w, r, user)
+	// Every other sign-in of the account ends; this one is replaced by a fresh one (the cookie
+	// carries a fingerprint of the password hash too).
+	if _, err = u.Sessions.EndOtherSessions(r, user.ID, models.SessionEndedPasswordChange); err == nil {
+		if user, err = u.Store.UserByID(r.Context(), user.ID); err == nil {
+			err = u.Sessions.Login(w, r, user)
+		}
 	}
 	if err != nil {
 		u.serverError(w, r, err)

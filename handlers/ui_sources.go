@@ -48,10 +48,16 @@ func (u *UI) sourceRows(r *http.Request, wsID int64) ([]views.SourceRow, error) 
 	if err != nil {
 		return nil, err
 	}
+	firing, err := u.Store.AlarmsFiringAt(r.Context(), wsID, u.now())
+	if err != nil {
+		return nil, err
+	}
+	alarms := sourceAlarmStates(firing, u.now())
 	rows := make([]views.SourceRow, len(list))
 	for i, s := range list {
 		rows[i] = u.sourceRow(s)
 		rows[i].LastEvent = activity[s.ID].LastEvent
+		rows[i].Alarm = alarms[s.ID]
 	}
 	return rows, nil
 }

@@ -6,23 +6,29 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// LoginLimiter counts failed sign-ins per key (a client IP, an email) in a
-// sliding window and blocks a key once it reaches Max failures. With Redis set
+// LoginLimiter counts failed sign-ins per key in a sliding window and blocks a
+// key once it reaches its budget: Max, or KindMax for the key's kind (the part
+// before the first ':'). With Redis set
 // the count is shared by every replica (a replica set would otherwise multiply
 // the budget by its size); while Redis fails, and without it, each process
 // counts in memory.
 type LoginLimiter struct {
 	Max    int           // failures allowed per Window [5]
 	Window time.Duration // [15 min]
-	Redis  redis.UniversalClient
-	Prefix string       // Redis key prefix [leadgate:login:]
-	Log    *slog.Logger // optional: Redis failures
+	// KindMax overrides Max per key kind ("client" → 20): a client may try
+	// several accounts, and an account may be tried from several clients,
+	// before either is blocked as a whole.
+	KindMax map[string]int
+	Redis   redis.UniversalClient
+	Prefix  string       // Redis key prefix [leadgate:login:]
+	Log     *slog.Logger // optional: Redis failures
 
 	mu       sync.Mutex
 	failures map[string][]time.Time
@@ -51,9 +57,9 @@ func (l *LoginLimiter) Blocked(ctx context.Context, now time.Time, keys ...strin
 	defer l.mu.Unlock()
 	var wait time.Duration
 	for _, k := range keys {
-		recent := l.recent(k, now)
-		if len(recent) >= l.Max {
-			wait = max(wait, recent[len(recent)-l.Max].Add(l.Window).Sub(now))
+		recent, m := l.recent(k, now), l.max(k)
+		if len(recent) >= m {
+			wait = max(wait, recent[len(recent)-m].Add(l.Window).Sub(now))
 		}
 	}
 	return wait > 0, wait
@@ -114,8 +120,9 @@ func (l *LoginLimiter) sharedBlocked(ctx context.Context, now time.Time, keys []
 	ranges := make([]*redis.ZSliceCmd, len(keys))
 	for i, k := range keys {
 		pipe.ZRemRangeByScore(ctx, l.key(k), "-inf", "("+cut)
-		// The Max-th newest failure decides when the key frees up.
-		ranges[i] = pipe.ZRevRangeWithScores(ctx, l.key(k), int64(l.Max-1), int64(l.Max-1))
+		// The budget-th newest failure decides when the key frees up.
+		m := int64(l.max(k))
+		ranges[i] = pipe.ZRevRangeWithScores(ctx, l.key(k), m-1, m-1)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
 		return false, 0, err
@@ -130,6 +137,16 @@ func (l *LoginLimiter) sharedBlocked(ctx context.Context, now time.Time, keys []
 		wait = max(wait, at.Add(l.Window).Sub(now))
 	}
 	return wait > 0, wait, nil
+}
+
+// max is the budget of key k.
+func (l *LoginLimiter) max(k string) int {
+	if kind, _, ok := strings.Cut(k, ":"); ok {
+		if m, ok := l.KindMax[kind]; ok && m > 0 {
+			return m
+		}
+	}
+	return l.Max
 }
 
 func (l *LoginLimiter) key(k string) string {

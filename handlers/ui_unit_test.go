@@ -63,6 +63,26 @@ func TestLoginLimiter(t *testing.T) {
 	}
 }
 
+func TestLoginLimiterBudgetsByKeyKind(t *testing.T) {
+	ctx := context.Background()
+	l := NewLoginLimiter(2, 15*time.Minute)
+	l.KindMax = map[string]int{"client": 4}
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	for range 3 {
+		l.Fail(ctx, t0, "pair:x", "client:x")
+	}
+	if blocked, _ := l.Blocked(ctx, t0, "pair:x"); !blocked {
+		t.Fatal("a pair key is not blocked at Max")
+	}
+	if blocked, _ := l.Blocked(ctx, t0, "client:x"); blocked {
+		t.Fatal("a client key is blocked below its own budget")
+	}
+	l.Fail(ctx, t0, "client:x")
+	if blocked, _ := l.Blocked(ctx, t0, "client:x"); !blocked {
+		t.Fatal("a client key is not blocked at its budget")
+	}
+}
+
 func TestAuditDiff(t *testing.T) {
 	cases := []struct {
 		name          string

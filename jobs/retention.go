@@ -64,8 +64,13 @@ func (r *Retention) Run(ctx context.Context) (keys, payloads int64, err error) {
 			return keys, payloads, err
 		}
 	}
-	if keys+payloads > 0 {
-		r.Log.Info("retention: purged", "idempotency_keys", keys, "payloads", payloads)
+	// Ended and expired sign-ins are kept a week for the record, then dropped.
+	sessions, err := r.Store.UISessionsPrune(ctx, now.Add(-7*24*time.Hour))
+	if err != nil {
+		return keys, payloads, fmt.Errorf("jobs: retention: %w", err)
+	}
+	if keys+payloads+sessions > 0 {
+		r.Log.Info("retention: purged", "idempotency_keys", keys, "payloads", payloads, "ui_sessions", sessions)
 	}
 	return keys, payloads, nil
 }

@@ -72,38 +72,3 @@ func (s *Store) SourceAlarmGet(ctx context.Context, sourceID int64, kind string)
 	}
 	return a, nil
 }
-
-// FiringAlarm is one alarm firing now in a workspace, as a banner lists it.
-type FiringAlarm struct {
-	Kind       string    `json:"kind"` // signature_refused | silence
-	SourceID   *int64    `json:"source_id"`
-	SourceName string    `json:"source_name"`
-	Message    string    `json:"message"`
-	Since      time.Time `json:"since"`
-	// Link is the page that explains it, relative to the workspace
-	// ("sources/12", or "guards" for a workspace-wide silence alarm).
-	Link string `json:"link"`
-}
-
-// AlarmsFiring lists a workspace's firing per-source alarms (signature
-// refusals) and silence alarms, oldest first.
-func (s *Store) AlarmsFiring(ctx context.Context, workspaceID int64) ([]FiringAlarm, error) {
-	var out []FiringAlarm
-	err := s.db.WithContext(ctx).Raw(`
-		SELECT a.kind, a.source_id, coalesce(src.name, '') AS source_name, a.message, a.firing_since AS since,
-		       'sources/' || a.source_id AS link
-		FROM source_alarms a JOIN sources src ON src.id = a.source_id
-		WHERE a.workspace_id = ? AND a.firing AND src.deleted_at IS NULL
-		UNION ALL
-		SELECT 'silence', sa.source_id, coalesce(src.name, ''),
-		       CASE WHEN sa.message <> '' THEN sa.message WHEN sa.metric = 'crm_write' THEN 'No CRM write succeeded for too long'
-		            ELSE 'No event applied for too long' END, sa.silent_since,
-		       CASE WHEN sa.source_id IS NULL THEN 'guards' ELSE 'sources/' || sa.source_id END
-		FROM silence_alarms sa LEFT JOIN sources src ON src.id = sa.source_id
-		WHERE sa.workspace_id = ? AND sa.enabled AND sa.silent AND sa.silent_since IS NOT NULL
-		ORDER BY since`, workspaceID, workspaceID).Scan(&out).Error
-	if err != nil {
-		return nil, fmt.Errorf("models: firing alarms: %w", err)
-	}
-	return out, nil
-}

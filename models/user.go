@@ -20,6 +20,7 @@ type User struct {
 	MustChangePassword bool
 	DisabledAt         *time.Time
 	LastLoginAt        *time.Time
+	LastWorkspace      string // slug of the workspace opened last ("" if none)
 	CreatedAt          time.Time
 }
 
@@ -93,6 +94,14 @@ func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
 		return u, fmt.Errorf("models: user %d: %w", id, err)
 	}
 	return u, nil
+}
+
+// UserSetLastWorkspace remembers the workspace a user opened last.
+func (s *Store) UserSetLastWorkspace(ctx context.Context, id int64, slug string) error {
+	if err := s.db.WithContext(ctx).Model(&User{}).Where("id = ?", id).Update("last_workspace", slug).Error; err != nil {
+		return fmt.Errorf("models: remember workspace of user %d: %w", id, err)
+	}
+	return nil
 }
 
 // UserList returns all users by email.

@@ -75,6 +75,36 @@ type PageMeta struct {
 	// InstanceAdmin is the global admin role: users, tokens, queues and
 	// workspace management. Role is the role in the current workspace.
 	InstanceAdmin bool
+	// Alarms are the workspace's alarms firing now; the dashboard shows all
+	// of them as banners, every other page those that concern it.
+	Alarms []AlarmBanner
+	// DeadLettersOpen counts the workspace's open dead letters (nav badge).
+	DeadLettersOpen int64
+}
+
+// AlarmBanner is one firing alarm as a banner shows it.
+type AlarmBanner struct {
+	Kind    string // signature_refused | silence | health | destination_paused | deadman
+	Message string
+	Action  string // what to do, in a sentence
+	Href    string // the page that explains it
+	Page    string // the Nav key of that page
+	Since   string // "for 12 min"
+}
+
+// PageAlarms are the banners the chrome shows: those that concern the page.
+// Pipeline health shows every alarm inside its refreshing panel instead.
+func (m PageMeta) PageAlarms() []AlarmBanner {
+	if m.Nav == NavDashboard {
+		return nil
+	}
+	var out []AlarmBanner
+	for _, a := range m.Alarms {
+		if a.Page == m.Nav {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // CanEdit reports whether the role may change sources and configuration.

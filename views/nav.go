@@ -20,6 +20,9 @@ func csrfHeaders(token string) string {
 
 type navItem struct {
 	Key, Label, Href string
+	// Count is shown as a badge beside the label when above zero; CountLabel reads it out.
+	Count      int64
+	CountLabel string
 }
 
 type navGroup struct {
@@ -33,22 +36,23 @@ func navGroups(m PageMeta) []navGroup {
 	if m.HasWorkspace() {
 		p := m.Workspace.Path()
 		groups = append(groups, navGroup{Items: []navItem{
-			{NavDashboard, "Pipeline health", p + "/"},
-			{NavSales, "Sales", p + "/sales"},
-			{NavContacts, "Contacts", p + "/contacts"},
-			{NavEvents, "Events", p + "/events"},
-			{NavDeadLetter, "Dead letters", p + "/dead-letters"},
+			{Key: NavDashboard, Label: "Pipeline health", Href: p + "/", Count: int64(len(m.Alarms)), CountLabel: "alarms firing"},
+			{Key: NavSales, Label: "Sales", Href: p + "/sales"},
+			{Key: NavContacts, Label: "Contacts", Href: p + "/contacts"},
+			{Key: NavEvents, Label: "Events", Href: p + "/events"},
+			{Key: NavDeadLetter, Label: "Dead letters", Href: p + "/dead-letters", Count: m.DeadLettersOpen, CountLabel: "open"},
 		}}, navGroup{Label: "Configuration", Items: []navItem{
-			{NavSources, "Sources", p + "/sources"},
-			{NavStages, "Stage rules", p + "/stages"},
-			{NavDest, "Destinations", p + "/destinations"},
-			{NavGuards, "Guards & alerts", p + "/guards"},
-			{NavAudit, "Audit history", p + "/audit"},
+			{Key: NavSources, Label: "Sources", Href: p + "/sources"},
+			{Key: NavStages, Label: "Stage rules", Href: p + "/stages"},
+			{Key: NavDest, Label: "Destinations", Href: p + "/destinations"},
+			{Key: NavGuards, Label: "Guards & alerts", Href: p + "/guards"},
+			{Key: NavAudit, Label: "Audit history", Href: p + "/audit"},
 		}})
 	}
-	admin := []navItem{{NavWorkspaces, "Workspaces", "/workspaces"}}
+	admin := []navItem{{Key: NavWorkspaces, Label: "Workspaces", Href: "/workspaces"}}
 	if m.InstanceAdmin {
-		admin = append(admin, navItem{NavUsers, "Users", "/users"}, navItem{NavTokens, "API tokens", "/tokens"}, navItem{NavQueues, "Queues", "/queues"})
+		admin = append(admin, navItem{Key: NavUsers, Label: "Users", Href: "/users"}, navItem{Key: NavTokens, Label: "API tokens", Href: "/tokens"},
+			navItem{Key: NavQueues, Label: "Queues", Href: "/queues"})
 	}
 	return append(groups, navGroup{Label: "Settings", Items: admin})
 }

@@ -27,13 +27,23 @@ type Deps struct {
 	Metrics      http.Handler
 	// UI mounts the admin web app at / (nil: API only).
 	UI func(r chi.Router)
+	// TrustedProxies are the IPs and CIDRs of reverse proxies whose X-Forwarded-For names the client
+	// (empty: the TCP peer is the client, and the header is ignored).
+	TrustedProxies []string
+	// HSTS sends Strict-Transport-Security (the public URL is https).
+	HSTS bool
 }
 
 // Routes lists every route of the service in one place.
 func Routes(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
-	r.Use(middleware.ClientIPFromRemoteAddr)
+	if len(d.TrustedProxies) > 0 {
+		r.Use(middleware.ClientIPFromXFF(proxyPrefixes(d.TrustedProxies)...))
+	} else {
+		r.Use(middleware.ClientIPFromRemoteAddr)
+	}
+	r.Use(transportHeaders(d.HSTS))
 	r.Use(requestLogger(d.Log))
 	r.Use(recoverer(d.Log))
 
@@ -66,6 +76,7 @@ func Routes(d Deps) http.Handler {
 			r.Get("/events", d.API.ListEvents)
 			r.Get("/events/{id}", d.API.GetEvent)
 			r.Get("/stats", d.API.GetStats)
+			r.Get("/alarms/firing", d.API.ListFiringAlarms)
 			r.Get("/stages", d.API.GetStageRules)
 			r.With(editor).Put("/stages", d.API.PutStageRules)
 			r.With(editor).Post("/stages/dry-run", d.API.DryRunStageRules)

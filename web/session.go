@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,6 +21,7 @@ const SessionTTL = 12 * time.Hour
 const (
 	sessionCookie = "leadgate_session"
 	keyUserID     = "uid"
+	keySession    = "sid"
 	keyPassword   = "pwv"
 	keyLoginAt    = "login_at"
 	keyWorkspace  = "ws"
@@ -28,21 +30,25 @@ const (
 
 // Sessions keeps the signed-in user in a signed and encrypted cookie
 // (gorilla/sessions): HttpOnly, SameSite=Lax, Secure when the public URL is
-// https, expiring after SessionTTL. It implements handlers.UISessions.
+// https, expiring after SessionTTL. The cookie also carries the token of a
+// sign-in recorded on the server (ui_sessions): signing out ends that record,
+// so a copy of the cookie taken before is refused after. It implements
+// handlers.UISessions.
 type Sessions struct {
 	store *sessions.CookieStore
+	db    *models.Store
 	now   func() time.Time
 }
 
-// NewSessions derives the cookie keys from LEADGATE_SECRET_KEY.
-func NewSessions(secretKey string, secure bool) *Sessions {
+// NewSessions derives the cookie keys from LEADGATE_SECRET_KEY; db holds the sign-in records.
+func NewSessions(secretKey string, secure bool, db *models.Store) *Sessions {
 	st := sessions.NewCookieStore(DeriveKey(secretKey, "session-auth"), DeriveKey(secretKey, "session-encrypt"))
 	st.MaxAge(int(SessionTTL.Seconds()))
 	st.Options.Path = "/"
 	st.Options.HttpOnly = true
 	st.Options.Secure = secure
 	st.Options.SameSite = http.SameSiteLaxMode
-	return &Sessions{store: st, now: time.Now}
+	return &Sessions{store: st, db: db, now: time.Now}
 }
 
 // DeriveKey derives a 32-byte key for one purpose from the instance secret,
@@ -65,6 +71,8 @@ type SessionUser struct {
 	UserID          int64
 	PasswordVersion string
 	LoginAt         time.Time
+	// Token names the sign-in on the server; Live checks it has not ended.
+	Token string
 }
 
 // get returns the request's session; a cookie that fails to decode (tampered,
@@ -83,21 +91,42 @@ func (s *Sessions) User(r *http.Request) (SessionUser, bool) {
 	if !ok1 || !ok2 || !ok3 {
 		return SessionUser{}, false
 	}
-	u := SessionUser{UserID: id, PasswordVersion: pwv, LoginAt: time.Unix(at, 0)}
+	token, _ := sess.Values[keySession].(string)
+	u := SessionUser{UserID: id, PasswordVersion: pwv, LoginAt: time.Unix(at, 0), Token: token}
 	if s.now().Sub(u.LoginAt) > SessionTTL {
 		return SessionUser{}, false
 	}
 	return u, true
 }
 
-// Login starts a fresh session for u.
+// Live reports whether the cookie's sign-in is still open on the server (not signed out, not ended by
+// "sign out everywhere" or a password change, not expired).
+func (s *Sessions) Live(ctx context.Context, u SessionUser) (bool, error) {
+	return s.db.UISessionLive(ctx, u.Token, u.UserID, s.now())
+}
+
+// Login starts a fresh session for u: a new server-side sign-in, and the
+// cookie's previous one (if any) ends, so a token planted before sign-in is worthless.
 func (s *Sessions) Login(w http.ResponseWriter, r *http.Request, u models.User) error {
 	sess := s.get(r)
-	ws := sess.Values[keyWorkspace]
+	if old, ok := sess.Values[keySession].(string); ok {
+		if err := s.db.UISessionEnd(r.Context(), old, s.now()); err != nil {
+			return err
+		}
+	}
+	token, err := s.db.UISessionStart(r.Context(), u.ID, s.now(), SessionTTL)
+	if err != nil {
+		return err
+	}
+	var ws any = u.LastWorkspace
+	if u.LastWorkspace == "" {
+		ws = sess.Values[keyWorkspace]
+	}
 	for k := range sess.Values {
 		delete(sess.Values, k)
 	}
 	sess.Values[keyUserID] = u.ID
+	sess.Values[keySession] = token
 	sess.Values[keyPassword] = PasswordVersion(u)
 	sess.Values[keyLoginAt] = s.now().Unix()
 	if ws != nil {
@@ -107,14 +136,25 @@ func (s *Sessions) Login(w http.ResponseWriter, r *http.Request, u models.User) 
 	return s.save(w, r, sess)
 }
 
-// Logout expires the cookie.
+// Logout ends the sign-in on the server and expires the cookie.
 func (s *Sessions) Logout(w http.ResponseWriter, r *http.Request) error {
 	sess := s.get(r)
+	if token, ok := sess.Values[keySession].(string); ok {
+		if err := s.db.UISessionEnd(r.Context(), token, s.now()); err != nil {
+			return err
+		}
+	}
 	for k := range sess.Values {
 		delete(sess.Values, k)
 	}
 	sess.Options.MaxAge = -1
 	return s.save(w, r, sess)
+}
+
+// EndOtherSessions ends every sign-in of userID except the request's own and says how many ended.
+func (s *Sessions) EndOtherSessions(r *http.Request, userID int64, reason string) (int64, error) {
+	token, _ := s.get(r).Values[keySession].(string)
+	return s.db.UISessionEndAll(r.Context(), userID, token, reason, s.now())
 }
 
 // Workspace is the slug of the workspace opened last.
@@ -127,6 +167,11 @@ func (s *Sessions) Workspace(r *http.Request) string {
 func (s *Sessions) SetWorkspace(w http.ResponseWriter, r *http.Request, slug string) error {
 	sess := s.get(r)
 	sess.Values[keyWorkspace] = slug
+	if id, ok := sess.Values[keyUserID].(int64); ok {
+		if err := s.db.UserSetLastWorkspace(r.Context(), id, slug); err != nil {
+			return err
+		}
+	}
 	return s.save(w, r, sess)
 }
 

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 
+	"github.com/leadgate/leadgate/handlers"
 	"github.com/leadgate/leadgate/internal/principal"
 	"github.com/leadgate/leadgate/models"
 )
@@ -30,8 +32,8 @@ func SecurityHeaders(next http.Handler) http.Handler {
 const passwordPath = "/account/password"
 
 // RequireUser lets signed-in users through with their principal in the
-// context. Anonymous users (and expired, disabled or password-changed
-// sessions) go to /login; a user holding a one-time password goes to the
+// context. Anonymous users (and expired, signed-out, disabled or
+// password-changed sessions) go to /login, remembering a page they asked for; a user holding a one-time password goes to the
 // change-password page first.
 func RequireUser(store *models.Store, sess *Sessions, log *slog.Logger, fail http.HandlerFunc) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
@@ -42,7 +44,11 @@ func RequireUser(store *models.Store, sess *Sessions, log *slog.Logger, fail htt
 				return
 			}
 			u, err := store.UserByID(r.Context(), cur.UserID)
-			if errors.Is(err, models.ErrNotFound) || (err == nil && PasswordVersion(u) != cur.PasswordVersion) {
+			live := false
+			if err == nil {
+				live, err = sess.Live(r.Context(), cur)
+			}
+			if errors.Is(err, models.ErrNotFound) || (err == nil && (!live || PasswordVersion(u) != cur.PasswordVersion)) {
 				if err := sess.Logout(w, r); err != nil {
 					log.Warn("end stale session", "err", err)
 				}
@@ -81,13 +87,18 @@ func RequireUIRole(need string, forbidden http.HandlerFunc) func(http.Handler) h
 
 // toLogin sends an anonymous request to the sign-in page; htmx polls get
 // HX-Redirect so the whole page navigates rather than a fragment swapping in.
+// A page asked for by GET rides along as ?next= so sign-in lands there.
 func toLogin(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("HX-Request") == "true" {
 		w.Header().Set("HX-Redirect", "/login")
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	target := "/login"
+	if next := r.URL.RequestURI(); r.Method == http.MethodGet && handlers.SafeNext(next) != "" && next != "/" {
+		target += "?next=" + url.QueryEscape(next)
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
 func redirectTo(w http.ResponseWriter, r *http.Request, url string) {

@@ -48,6 +48,7 @@ func UIRoutes(d UIDeps) func(r chi.Router) {
 
 				r.Get("/", ui.Home)
 				r.Post("/logout", ui.Logout)
+				r.Post("/account/sessions/end-all", ui.LogoutEverywhere)
 				r.Get("/account/password", ui.ShowPassword)
 				r.Post("/account/password", ui.ChangePassword)
 

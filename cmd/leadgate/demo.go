@@ -43,8 +43,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if err != nil {
 		return fmt.Errorf("demo: fake Graph API: %w", err)
 	}
-	// The fake Graph API is on loopback, which the SSRF guard refuses unless allowed.
-	cfg.EgressAllowedHosts = append(cfg.EgressAllowedHosts, "127.0.0.1")
+	warnDevSecret(log, cfg)
+	// The fake Graph API is on loopback, which the SSRF guard refuses unless allowed: allow its one
+	// port, not every service on 127.0.0.1 (Redis, Postgres, the profiler).
+	cfg.EgressAllowedHosts = append(cfg.EgressAllowedHosts, ln.Addr().String())
 	a, err := app.New(ctx, cfg, store, log)
 	if err != nil {
 		ln.Close()

@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/leadgate/leadgate/internal/app"
+	"github.com/leadgate/leadgate/internal/config"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -28,9 +30,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return err
 	}
 	defer store.Close()
-	if cfg.DevSecret {
-		log.Warn("LEADGATE_SECRET_KEY is not set: using the built-in development key. Secrets at rest and sessions are NOT protected. Set LEADGATE_SECRET_KEY before real use.")
-	}
+	warnDevSecret(log, cfg)
 	if *role != "all" && *role != "web" {
 		// Only the process that answers webhooks spools; the spool directory
 		// is locked by its owner, so a worker beside it must not open it.
@@ -71,4 +71,11 @@ func runRoles(ctx context.Context, a *app.App, role string) error {
 		g.Go(func() error { return a.RunScheduler(ctx) })
 	}
 	return g.Wait()
+}
+
+// warnDevSecret is the start-up warning of serve and demo alike when the built-in key is in use.
+func warnDevSecret(log *slog.Logger, cfg config.Config) {
+	if cfg.DevSecret {
+		log.Warn("LEADGATE_SECRET_KEY is not set: using the built-in development key. Secrets at rest and sessions are NOT protected. Set LEADGATE_SECRET_KEY before real use.")
+	}
 }

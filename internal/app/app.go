@@ -214,27 +214,30 @@ func (a *App) Deps() web.Deps {
 		a.Log.Error("admin web app disabled", "err", err)
 	}
 	return web.Deps{
-		UI:           ui,
-		Store:        a.Store,
-		Log:          a.Log,
-		Hooks:        &handlers.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
-		API:          &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
-		Health:       &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool, Draining: a.draining.Load},
-		Metrics:      promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),
-		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
-		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
+		UI:             ui,
+		Store:          a.Store,
+		Log:            a.Log,
+		Hooks:          &handlers.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
+		API:            &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
+		Health:         &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool, Draining: a.draining.Load},
+		Metrics:        promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),
+		Destinations:   &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
+		Guards:         &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
+		TrustedProxies: a.Cfg.TrustedProxies,
+		HSTS:           a.Cfg.SecureCookies,
 	}
 }
 
 // UIRoutes assembles the admin web app: cookie sessions and CSRF keyed from
-// LEADGATE_SECRET_KEY, the embedded static files, the login throttle (5
-// failures per 15 minutes per client IP and per email) and the page handlers.
+// LEADGATE_SECRET_KEY, the embedded static files, the login throttle (per 15
+// minutes: 5 failures per client and account, 20 per client, 50 per account)
+// and the page handlers.
 func (a *App) UIRoutes() (func(chi.Router), error) {
 	assets, err := web.NewAssets(static.FS)
 	if err != nil {
 		return nil, err
 	}
-	sessions := web.NewSessions(a.Cfg.SecretKey, a.Cfg.SecureCookies)
+	sessions := web.NewSessions(a.Cfg.SecretKey, a.Cfg.SecureCookies, a.Store)
 	pages := &handlers.UI{
 		Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, Sessions: sessions,
 		Limiter: a.loginLimiter(), Assets: assets.Views(),
@@ -340,6 +343,7 @@ func (a *App) RunScheduler(ctx context.Context) error {
 // loginLimiter throttles failed sign-ins, counted in Redis so that every replica shares one budget.
 func (a *App) loginLimiter() *handlers.LoginLimiter {
 	l := handlers.NewLoginLimiter(5, 15*time.Minute)
+	l.KindMax = handlers.SignInKinds()
 	l.Redis, l.Log = a.Redis, a.Log
 	return l
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -67,6 +68,9 @@ type Config struct {
 	// destinations, hydration providers, the side-effect webhook, alert channels) may reach even when
 	// they are not public; everything else on loopback, private, link-local or metadata addresses is refused.
 	EgressAllowedHosts []string // LEADGATE_EGRESS_ALLOWED_HOSTS (comma- or space-separated)
+	// TrustedProxies are the IPs and CIDRs of the reverse proxies in front of leadgate: only from them
+	// is X-Forwarded-For believed (the sign-in throttle counts per client). Empty: the TCP peer is the client.
+	TrustedProxies []string // LEADGATE_TRUSTED_PROXIES (comma- or space-separated)
 }
 
 // FromEnv reads the environment through getenv (os.Getenv in production) and
@@ -141,12 +145,27 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	for _, h := range c.EgressAllowedHosts {
 		errs = append(errs, wrapErr(egress.AllowSetting, egress.ValidEntry(h)))
 	}
+	c.TrustedProxies = strings.FieldsFunc(getenv("LEADGATE_TRUSTED_PROXIES"), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	for _, p := range c.TrustedProxies {
+		errs = append(errs, wrapErr("LEADGATE_TRUSTED_PROXIES", checkProxy(p)))
+	}
 	if lvl := getenv("LEADGATE_LOG_LEVEL"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			errs = append(errs, fmt.Errorf("LEADGATE_LOG_LEVEL: %w", err))
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// checkProxy accepts an IP address or a CIDR prefix.
+func checkProxy(p string) error {
+	if _, err := netip.ParseAddr(p); err == nil {
+		return nil
+	}
+	if _, err := netip.ParsePrefix(p); err == nil {
+		return nil
+	}
+	return fmt.Errorf("%q is not an IP address or CIDR", p)
 }
 
 func wrapErr(name string, err error) error {

@@ -151,3 +151,17 @@ func TestDrainDelayIsOffByDefaultAndMustBeADuration(t *testing.T) {
 		t.Fatalf("bad drain delay: %v", err)
 	}
 }
+
+func TestTrustedProxiesAreIPsOrCIDRs(t *testing.T) {
+	if c, err := FromEnv(env(nil)); err != nil || len(c.TrustedProxies) != 0 {
+		t.Fatalf("default %v (%v), want no trusted proxy", c.TrustedProxies, err)
+	}
+	c, err := FromEnv(env(map[string]string{"LEADGATE_TRUSTED_PROXIES": "10.0.0.5, 172.16.0.0/12 ::1"}))
+	if err != nil || strings.Join(c.TrustedProxies, "|") != "10.0.0.5|172.16.0.0/12|::1" {
+		t.Fatalf("parsed %q (%v)", c.TrustedProxies, err)
+	}
+	if _, err := FromEnv(env(map[string]string{"LEADGATE_TRUSTED_PROXIES": "proxy.internal"})); err == nil ||
+		!strings.Contains(err.Error(), "LEADGATE_TRUSTED_PROXIES") {
+		t.Fatalf("a host name: err %v, want one naming the setting", err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -40,8 +41,9 @@ type Resolver interface {
 // unless AllowHTTP; the address is checked after DNS resolution, on the connection actually dialed (a
 // net.Dialer Control hook), and redirects are dialed through the same check.
 type Guard struct {
-	// AllowedHosts are host names (exact, case-insensitive), literal IPs and CIDRs an admin allows even
-	// on non-public addresses. An IP or CIDR entry allows that address whatever name resolves to it.
+	// AllowedHosts are host names (exact, case-insensitive), literal IPs, CIDRs and IP:port pairs an
+	// admin allows even on non-public addresses. An IP or CIDR entry allows that address whatever name
+	// resolves to it; an IP:port entry allows that one port of it (a local fake, not the whole host).
 	AllowedHosts []string
 	// AllowHTTP accepts plain http URLs (CRM and webhook targets); alert channels stay https-only.
 	AllowHTTP bool
@@ -90,13 +92,18 @@ func PublicAddr(ip netip.Addr) bool {
 	return true
 }
 
-// ValidEntry checks one allowlist entry: a host name, an IP or a CIDR.
+// ValidEntry checks one allowlist entry: a host name, an IP, a CIDR or an IP:port.
 func ValidEntry(e string) error {
 	e = strings.TrimSpace(e)
-	if e == "" || strings.ContainsAny(e, " /:@?#") && !isAddrOrPrefix(e) {
-		return fmt.Errorf("%q is not a host name, IP address or CIDR", e)
+	if e == "" || strings.ContainsAny(e, " /:@?#") && !isAddrOrPrefix(e) && !isAddrPort(e) {
+		return fmt.Errorf("%q is not a host name, IP address, CIDR or IP:port", e)
 	}
 	return nil
+}
+
+func isAddrPort(e string) bool {
+	_, err := netip.ParseAddrPort(e)
+	return err == nil
 }
 
 func isAddrOrPrefix(e string) bool {
@@ -132,6 +139,21 @@ func (g *Guard) allowedAddr(ip netip.Addr) bool {
 	return false
 }
 
+// allowedAddrPort reports whether an IP or CIDR entry covers ip, or an IP:port entry names ip and
+// port ("" matches no IP:port entry).
+func (g *Guard) allowedAddrPort(ip netip.Addr, port string) bool {
+	if g.allowedAddr(ip) {
+		return true
+	}
+	ip = ip.Unmap()
+	for _, h := range g.AllowedHosts {
+		if ap, err := netip.ParseAddrPort(strings.TrimSpace(h)); err == nil && ap.Addr().Unmap() == ip && port != "" && strconv.Itoa(int(ap.Port())) == port {
+			return true
+		}
+	}
+	return false
+}
+
 func (g *Guard) hint() string {
 	if g.Hint != "" {
 		return g.Hint
@@ -159,7 +181,11 @@ func (g *Guard) CheckURL(raw string) (*url.URL, error) {
 	if u.User != nil {
 		return nil, &BlockedError{Target: u.Redacted(), Reason: "credentials in the URL are not allowed"}
 	}
-	if err := g.checkHost(u.Hostname()); err != nil {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if err := g.checkHost(u.Hostname(), port); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -175,13 +201,15 @@ func (g *Guard) Allows(host string) bool {
 }
 
 // CheckHost refuses a literal non-public IP and localhost unless allowed (SMTP hosts, URL hosts).
-func (g *Guard) CheckHost(host string) error { return g.checkHost(host) }
+// IP:port entries do not apply: the port is not known here.
+func (g *Guard) CheckHost(host string) error { return g.checkHost(host, "") }
 
-func (g *Guard) checkHost(host string) error {
+// checkHost is CheckHost for a connection to port ("": unknown).
+func (g *Guard) checkHost(host, port string) error {
 	if g.allowedHost(host) {
 		return nil
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && !PublicAddr(ip) && !g.allowedAddr(ip) {
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && !PublicAddr(ip) && !g.allowedAddrPort(ip, port) {
 		return &BlockedError{Target: host, Reason: "the address is not public (loopback, private, link-local or reserved); " + g.hint()}
 	}
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
@@ -198,10 +226,10 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 		return nil, fmt.Errorf("egress: dial %s: %w", addr, err)
 	}
 	allowed := g.allowedHost(host)
-	if err := g.checkHost(host); err != nil {
+	if err := g.checkHost(host, port); err != nil {
 		return nil, err
 	}
-	ok := func(ip netip.Addr) bool { return allowed || PublicAddr(ip) || g.allowedAddr(ip) }
+	ok := func(ip netip.Addr) bool { return allowed || PublicAddr(ip) || g.allowedAddrPort(ip, port) }
 	var ips []netip.Addr
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		ips = []netip.Addr{ip}

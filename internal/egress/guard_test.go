@@ -66,7 +66,7 @@ func TestOutboundDialAllowsCIDR(t *testing.T) {
 
 func TestValidEntry(t *testing.T) {
 	for entry, ok := range map[string]bool{"relay.internal": true, "10.0.0.0/8": true, "127.0.0.1": true, "::1": true, "fd00::/8": true,
-		"http://x": false, "10.0.0.0/33": false, "a b": false, "user@host": false} {
+		"127.0.0.1:8080": true, "[::1]:8080": true, "http://x": false, "10.0.0.0/33": false, "a b": false, "user@host": false} {
 		if err := egress.ValidEntry(entry); (err == nil) != ok {
 			t.Errorf("ValidEntry(%q) = %v, want ok=%v", entry, err, ok)
 		}
@@ -74,5 +74,37 @@ func TestValidEntry(t *testing.T) {
 	var be *egress.BlockedError
 	if _, err := (&egress.Guard{}).CheckURL("http://example.com"); !errors.As(err, &be) || !strings.Contains(be.Reason, "only https") {
 		t.Errorf("the zero guard (alert channels) must stay https-only: %v", err)
+	}
+}
+
+// An IP:port entry opens that one port: the demo's fake API, not Redis or Postgres beside it.
+func TestOutboundIPPortEntryAllowsOnlyThatPort(t *testing.T) {
+	var hits atomic.Int32
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer allowed.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(100) }))
+	defer other.Close()
+	g := egress.Outbound([]string{strings.TrimPrefix(allowed.URL, "http://")})
+	if _, err := g.CheckURL(allowed.URL + "/api"); err != nil {
+		t.Fatalf("CheckURL of the allowed port: %v", err)
+	}
+	for _, u := range []string{other.URL + "/", "http://127.0.0.1:6379/", "http://127.0.0.1/"} {
+		if _, err := g.CheckURL(u); !egress.IsBlocked(err) {
+			t.Errorf("CheckURL(%q) = %v, want blocked", u, err)
+		}
+	}
+	resp, err := g.Client().Get(allowed.URL + "/")
+	if err != nil {
+		t.Fatalf("dial the allowed port: %v", err)
+	}
+	resp.Body.Close()
+	if _, err := g.Client().Get(other.URL + "/"); !egress.IsBlocked(err) {
+		t.Fatalf("dial another port of the same address: err %v, want blocked", err)
+	}
+	if err := g.CheckHost("127.0.0.1"); !egress.IsBlocked(err) {
+		t.Fatalf("CheckHost without a port: %v, want blocked (an IP:port entry needs the port)", err)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("hits %d, want 1", hits.Load())
 	}
 }

@@ -1,0 +1,16 @@
+package handlers
+
+import (
+	"net/http"
+	"time"
+)
+
+// ListFiringAlarms answers {"alarms": [...]}: what the banners show, from the same query.
+func (a *API) ListFiringAlarms(w http.ResponseWriter, r *http.Request) {
+	list, err := a.Store.AlarmsFiringAt(r.Context(), workspaceFrom(r).ID, time.Now())
+	if err != nil {
+		serverError(a.Log, w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"alarms": list})
+}
