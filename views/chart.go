@@ -138,8 +138,8 @@ func NewRateChart(start time.Time, bucket time.Duration, series []ChartSeries) C
 // tickSteps are the x-axis label intervals, finest first.
 func tickSteps() []time.Duration {
 	return []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute,
-	30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
-	2 * 24 * time.Hour, 7 * 24 * time.Hour}
+		30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+		2 * 24 * time.Hour, 7 * 24 * time.Hour}
 }
 
 // maxXTicks keeps the axis labels from touching on a phone-width chart.
