@@ -126,7 +126,7 @@ func newBrowser(t *testing.T, base string) *browser {
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
-	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTime := context.WithTimeout(ctx, 8*time.Minute)
 	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
 	b := &browser{t: t, ctx: ctx, base: base}
 	b.do("set the viewport", chromedp.EmulateViewport(viewportWidth, viewportHeight))
