@@ -111,6 +111,13 @@ func TestAdminFlow(t *testing.T) {
 	}
 	b.do("open an event in the side panel", chromedp.Click(chromedp.CSS(`[data-testid=events-table] tbody tr a`)),
 		chromedp.WaitVisible(chromedp.CSS(`#event-panel [data-testid=payload]`)))
+	// With the side panel open at 1440 px the Status column is whole, not clipped by the card.
+	clipped := `(() => { const card = document.querySelector('[data-testid=events-table]').closest('.card');
+		const edge = card.getBoundingClientRect().right;
+		return card.scrollWidth > card.clientWidth || [...card.querySelectorAll('tbody td:last-child .badge')].some(b => b.getBoundingClientRect().right > edge); })()`
+	if bad, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](clipped)); err != nil || bad {
+		t.Fatalf("the events table's Status column is clipped at %d px (%v)", viewportWidth, err)
+	}
 	b.page("events")
 
 	// A newer event proposing a lower stage is quarantined.
