@@ -68,3 +68,12 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

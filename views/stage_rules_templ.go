@@ -394,7 +394,7 @@ func StageRulesPage(m PageMeta, v StageRulesView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				for _, row := range s.Rows {
-					templ_7745c5c3_Err = StageRowInputs(row).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = StageRowInputs(row, v.Form.StageNames()).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
