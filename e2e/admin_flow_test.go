@@ -68,7 +68,7 @@ func TestAdminFlow(t *testing.T) {
 
 	// Sign in.
 	b.open("/login", `input[name=email]`)
-	b.shot("login")
+	b.page("login")
 	b.do("sign in",
 		chromedp.SetValue(chromedp.CSS(`input[name=email]`), adminEmail),
 		chromedp.SetValue(chromedp.CSS(`input[name=password]`), adminPassword),
@@ -111,7 +111,14 @@ func TestAdminFlow(t *testing.T) {
 	}
 	b.do("open an event in the side panel", chromedp.Click(chromedp.CSS(`[data-testid=events-table] tbody tr a`)),
 		chromedp.WaitVisible(chromedp.CSS(`#event-panel [data-testid=payload]`)))
-	b.shot("events")
+	// With the side panel open at 1440 px the Status column is whole, not clipped by the card.
+	clipped := `(() => { const card = document.querySelector('[data-testid=events-table]').closest('.card');
+		const edge = card.getBoundingClientRect().right;
+		return card.scrollWidth > card.clientWidth || [...card.querySelectorAll('tbody td:last-child .badge')].some(b => b.getBoundingClientRect().right > edge); })()`
+	if bad, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](clipped)); err != nil || bad {
+		t.Fatalf("the events table's Status column is clipped at %d px (%v)", viewportWidth, err)
+	}
+	b.page("events")
 
 	// A newer event proposing a lower stage is quarantined.
 	s.send(map[string]any{"event_type": "newsletter_signup", "email": "jane.doe@example.com", "target_stage": "Discovered",
@@ -120,7 +127,35 @@ func TestAdminFlow(t *testing.T) {
 	if got := b.text(`[data-testid=kpi-received]`); got != "5" {
 		t.Fatalf("dashboard shows %s deliveries, want 5", got)
 	}
-	b.shot("dashboard")
+	b.page("dashboard")
+
+	// The time-range picker swaps the charts in place, keeps the range in the
+	// URL, and zooms each range to its data: a week's chart of this morning's
+	// events starts twelve hours back, not seven days.
+	domain := func() time.Time {
+		raw, err := chromedp.Run(b.ctx, chromedp.AttributeValue(chromedp.CSS(`[data-testid=rate-chart]`), "data-domain-start"))
+		if err != nil {
+			t.Fatalf("chart domain: %v", err)
+		}
+		v, err := time.Parse(time.RFC3339, raw.Value)
+		if err != nil {
+			t.Fatalf("chart domain %q: %v", raw.Value, err)
+		}
+		return v
+	}
+	day := domain()
+	b.do("pick 7 days", chromedp.Click(chromedp.CSS(`[data-testid=range-7d]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=range-7d][aria-current]`)))
+	week := domain()
+	loc, _ := chromedp.Run(b.ctx, chromedp.Location())
+	if !strings.HasSuffix(loc, "/w/default/?range=7d") || !week.Before(day) || time.Since(week) > 13*time.Hour {
+		t.Fatalf("7-day pick: at %s the chart starts %v (24 h started %v)", loc, week, day)
+	}
+	b.do("pick 1 hour", chromedp.Click(chromedp.CSS(`[data-testid=range-1h]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=range-1h][aria-current]`)))
+	if hour := domain(); !hour.After(day) {
+		t.Fatalf("1-hour chart starts %v, not after the 24-hour one's %v", hour, day)
+	}
 
 	// Stage rules: add a stage, move it before Closed, preview allowing regression, save.
 	b.open("/w/default/stages", `[data-testid=rules-editor]`)
@@ -139,7 +174,7 @@ func TestAdminFlow(t *testing.T) {
 	if got := b.text(`[data-testid=dry-run-changes]`); !strings.Contains(got, "jane.doe@example.com") || !strings.Contains(got, "Discovered") {
 		t.Fatalf("preview: %q", got)
 	}
-	b.shot("stage-rules")
+	b.page("stage-rules")
 	b.do("save without regression",
 		chromedp.Click(chromedp.CSS(`input[name=allow_regression]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid=save-rules]`)),
@@ -157,7 +192,7 @@ func TestAdminFlow(t *testing.T) {
 	if got := b.text(`[data-testid=dead-letters-table] tbody`); !strings.Contains(got, "state_conflict") {
 		t.Fatalf("dead letters: %q", got)
 	}
-	b.shot("dead-letters")
+	b.page("dead-letters")
 	// The select-all box works from the keyboard (static/js/app.js, within the CSP): Space picks every
 	// row and says how many, Space again clears them.
 	allPicked := `[...document.querySelectorAll('#dead-letter-bulk input[name=id]')].every(x => x.checked) &&
@@ -171,7 +206,7 @@ func TestAdminFlow(t *testing.T) {
 	}
 	b.do("open the dead letter", chromedp.Click(chromedp.CSS(`[data-testid=dead-letters-table] tbody a`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=replay-form]`)))
-	b.shot("dead-letter")
+	b.page("dead-letter")
 	b.do("replay forcing a stage",
 		chromedp.Click(chromedp.CSS(`input[value=force_stage]`)),
 		chromedp.SetValue(chromedp.CSS(`[data-testid=replay-form] select[name=stage]`), "Proposal"),
@@ -191,19 +226,38 @@ func TestAdminFlow(t *testing.T) {
 	if got := b.text(`[data-testid=timeline]`); !strings.Contains(got, "SQL → Proposal") || !strings.Contains(got, "state conflict") {
 		t.Fatalf("timeline: %q", got)
 	}
-	b.shot("contact")
+	b.page("contact")
 	b.open("/w/default/contacts", `[data-testid=contacts-table]`)
-	b.shot("contacts")
+	b.page("contacts")
 	b.open("/w/default/sales", `[data-testid=sales-conversion]`)
-	b.shot("sales")
+	b.page("sales")
 	b.open("/queues", `[data-testid=queues-table]`)
-	b.shot("queues")
+	b.page("queues")
 	b.open("/w/default/sources", `[data-testid=sources-table]`)
-	b.shot("sources")
+	b.page("sources")
 	b.open("/w/default/destinations", `[data-testid=destination-form]`)
-	b.shot("destinations")
+	b.page("destinations")
 	b.open("/w/default/guards", `[data-testid=loop-form]`)
-	b.shot("guards")
+	b.page("guards")
+	b.open("/w/default/sources/new", `[data-testid=source-form]`)
+	b.page("source-new")
+	b.do("open a source", chromedp.Navigate(b.base+"/w/default/sources"), chromedp.Click(chromedp.CSS(`[data-testid=sources-table] tbody a`)),
+		chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+	b.page("source")
+	b.open("/w/default/events/"+jane, `main h1`)
+	b.page("event")
+	b.open("/w/default/stages/versions/1", `main h1`)
+	b.page("stage-rules-version")
+	b.open("/w/default/audit", `main h1`)
+	b.page("audit")
+	b.open("/account/password", `main h1`)
+	b.page("password")
+	b.open("/workspaces", `main h1`)
+	b.page("workspaces")
+	b.open("/tokens", `main h1`)
+	b.page("tokens")
+	b.open("/users", `main h1`)
+	b.page("users")
 	b.open("/w/default/", `[data-testid=funnel]`)
 	if got := b.text(`[data-testid=funnel]`); !strings.Contains(got, "Proposal") {
 		t.Fatalf("funnel: %q", got)

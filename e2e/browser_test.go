@@ -105,6 +105,7 @@ type browser struct {
 	mu       sync.Mutex
 	problems []string
 	shots    string // screenshot folder, "" when not asked for
+	axe      string // axe-core's source, loaded on the first scan
 }
 
 func newBrowser(t *testing.T, base string) *browser {
@@ -125,7 +126,7 @@ func newBrowser(t *testing.T, base string) *browser {
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
-	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTime := context.WithTimeout(ctx, 8*time.Minute)
 	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
 	b := &browser{t: t, ctx: ctx, base: base}
 	b.do("set the viewport", chromedp.EmulateViewport(viewportWidth, viewportHeight))
@@ -197,6 +198,12 @@ func (b *browser) eventually(path, sel, what string, check func(string) bool) st
 // shot saves a full-page PNG as docs/screenshots/name.png when asked to.
 func (b *browser) shot(name string) {
 	b.t.Helper()
+	b.shotAt(name, viewportWidth, viewportHeight)
+}
+
+// shotAt saves a full-page PNG at a viewport width, then restores that viewport.
+func (b *browser) shotAt(name string, width, height int64) {
+	b.t.Helper()
 	if b.shots == "" {
 		return
 	}
@@ -206,12 +213,12 @@ func (b *browser) shot(name string) {
 	if err != nil {
 		b.t.Fatalf("page height: %v", err)
 	}
-	b.do("grow the viewport", chromedp.EmulateViewport(viewportWidth, max(h, viewportHeight)))
+	b.do("grow the viewport", chromedp.EmulateViewport(width, max(h, height)))
 	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
-	b.do("restore the viewport", chromedp.EmulateViewport(viewportWidth, viewportHeight))
+	b.do("restore the viewport", chromedp.EmulateViewport(width, height))
 	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}

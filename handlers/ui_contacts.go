@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -231,7 +233,7 @@ func contactProfile(c models.Contact) []views.KV {
 	if c.StageEnteredAt != nil {
 		add("In stage since", c.StageEnteredAt.UTC().Format("2006-01-02 15:04 UTC"))
 	}
-	add("Score", strconv.Itoa(c.Score))
+	add("Score", scoreText(c.Score, c.ScoreBreakdown))
 	add("Submissions", strconv.Itoa(c.SubmissionCount))
 	add("First seen", c.FirstSeenAt.UTC().Format("2006-01-02 15:04 UTC"))
 	add("Last activity", c.LastActivityAt.UTC().Format("2006-01-02 15:04 UTC"))
@@ -424,4 +426,18 @@ func (u *UI) EraseContactUI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.flashRedirect(w, r, contactPath(r, c.ID), "ok", "The contact's personal data was erased.")
+}
+
+// scoreText shows the score with the lines it is the sum of, as the apply
+// step stored them: "12 = form_submitted +5, company is set +7".
+func scoreText(score int, breakdown json.RawMessage) string {
+	var lines []lifecycle.ScoreLine
+	if len(breakdown) == 0 || json.Unmarshal(breakdown, &lines) != nil || len(lines) == 0 {
+		return strconv.Itoa(score)
+	}
+	parts := make([]string, 0, len(lines))
+	for _, l := range lines {
+		parts = append(parts, fmt.Sprintf("%s %+d", l.Key, l.Points))
+	}
+	return strconv.Itoa(score) + " = " + strings.Join(parts, ", ")
 }

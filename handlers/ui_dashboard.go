@@ -15,12 +15,14 @@ import (
 	"github.com/leadgate/leadgate/views"
 )
 
-// chartBucket is the dashboard chart's resolution: 288 points over 24 h.
-const chartBucket = 5 * time.Minute
-
 // ShowDashboard renders the pipeline health page of the workspace.
 func (u *UI) ShowDashboard(w http.ResponseWriter, r *http.Request) {
-	v, err := u.dashboard(r.Context(), r)
+	rg, err := parseChartRange(r.URL.Query().Get("range"))
+	if err != nil {
+		u.errorPage(w, r, views.ErrorView{Status: http.StatusBadRequest, Title: "Unknown time range", Message: err.Error()})
+		return
+	}
+	v, err := u.dashboard(r.Context(), r, rg)
 	if err != nil {
 		u.serverError(w, r, err)
 		return
@@ -32,7 +34,12 @@ func (u *UI) ShowDashboard(w http.ResponseWriter, r *http.Request) {
 
 // HealthFragment is the part of the dashboard htmx polls every 10 s.
 func (u *UI) HealthFragment(w http.ResponseWriter, r *http.Request) {
-	v, err := u.dashboard(r.Context(), r)
+	rg, err := parseChartRange(r.URL.Query().Get("range"))
+	if err != nil {
+		u.errorPage(w, r, views.ErrorView{Status: http.StatusBadRequest, Title: "Unknown time range", Message: err.Error()})
+		return
+	}
+	v, err := u.dashboard(r.Context(), r, rg)
 	if err != nil {
 		u.serverError(w, r, err)
 		return
@@ -41,11 +48,12 @@ func (u *UI) HealthFragment(w http.ResponseWriter, r *http.Request) {
 }
 
 // dashboard gathers the counters, the chart and per-source activity.
-func (u *UI) dashboard(ctx context.Context, r *http.Request) (views.DashboardView, error) {
+func (u *UI) dashboard(ctx context.Context, r *http.Request, rg chartRange) (views.DashboardView, error) {
 	ws := workspaceFrom(r)
 	now := u.now().UTC()
 	p, _ := principal.From(ctx)
 	v := views.DashboardView{Workspace: wsRef(ws), Now: now, CanEdit: models.RoleAtLeast(p.Role, models.RoleEditor)}
+	v.Range, v.Ranges = rg.Key, rangeChoices(rg)
 	st, err := u.Store.StatsGet(ctx, ws.ID)
 	if err != nil {
 		return v, err
@@ -85,7 +93,7 @@ func (u *UI) dashboard(ctx context.Context, r *http.Request) (views.DashboardVie
 		v.Sources = append(v.Sources, views.SourceHealth{ID: s.ID, Name: s.Name, Kind: s.Kind, Channel: s.Channel,
 			Enabled: s.Enabled, LastEvent: a.LastEvent, Events24h: a.Last24h})
 	}
-	v.Chart, v.ChannelChart, err = u.rateCharts(ctx, ws.ID, sources, now)
+	v.Chart, v.ChannelChart, err = u.rateCharts(ctx, ws.ID, sources, now, rg)
 	return v, err
 }
 
@@ -129,33 +137,42 @@ func flagQuarantine(cs []views.Counter, e models.EventCounts, href string) {
 }
 
 // rateCharts turns per-bucket counts into events-per-minute lines, one per
-// source and, summed over the sources of each channel, one per channel.
-func (u *UI) rateCharts(ctx context.Context, wsID int64, sources []models.Source, now time.Time) (views.Chart, views.Chart, error) {
-	start := now.Add(-24 * time.Hour).Truncate(chartBucket)
-	n := int(now.Sub(start)/chartBucket) + 1
-	rates, err := u.Store.EventRates(ctx, wsID, start, chartBucket)
+// source and, summed over the sources of each channel, one per channel, over
+// the chosen range zoomed to its data.
+func (u *UI) rateCharts(ctx context.Context, wsID int64, sources []models.Source, now time.Time, rg chartRange) (views.Chart, views.Chart, error) {
+	bucket := rg.Bucket
+	rates, err := u.Store.EventRates(ctx, wsID, now.Add(-rg.Span).Truncate(bucket), bucket)
 	if err != nil {
-		return views.Chart{}, views.Chart{}, err
+		return views.Chart{}, views.Chart{}, fmt.Errorf("charting events: %w", err)
 	}
+	var first *time.Time
+	if len(rates) > 0 {
+		first = &rates[0].Bucket // ordered by bucket
+	}
+	start := chartWindow(rg, now, first)
+	n := int(now.Sub(start)/bucket) + 1
 	index := map[int64]int{}
 	series := make([]views.ChartSeries, 0, len(sources))
 	for _, s := range sources {
 		index[s.ID] = len(series)
 		series = append(series, views.ChartSeries{Name: s.Name, Values: make([]float64, n)})
 	}
-	perMinute := chartBucket.Minutes()
+	perMinute := bucket.Minutes()
 	for _, rt := range rates {
 		i, ok := index[rt.SourceID]
-		b := int(rt.Bucket.Sub(start) / chartBucket)
+		b := int(rt.Bucket.Sub(start) / bucket)
 		if !ok || b < 0 || b >= n {
 			continue // a deleted source, or clock skew at the edges
 		}
 		series[i].Values[b] += float64(rt.N) / perMinute
 		series[i].Total += rt.N
 	}
-	bySource := views.NewRateChart(start, chartBucket, series)
-	byChannel := views.NewRateChart(start, chartBucket, channelSeries(sources, series))
+	bySource := views.NewRateChart(start, bucket, series)
+	byChannel := views.NewRateChart(start, bucket, channelSeries(sources, series))
 	byChannel.By = "channel"
+	for _, c := range []*views.Chart{&bySource, &byChannel} {
+		c.RangeLabel, c.End = rg.Label, now
+	}
 	return bySource, byChannel, nil
 }
 

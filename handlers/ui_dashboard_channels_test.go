@@ -36,7 +36,7 @@ func TestUIDashboardChartsEventsByChannel(t *testing.T) {
 		t.Fatal("no channel chart")
 	}
 	channel, _, _ = strings.Cut(channel, "</figure>")
-	expectBody(t, "channel chart", uiResponse{body: channel}, `aria-label="Events per minute by channel over the last 24 hours"`,
+	expectBody(t, "channel chart", uiResponse{body: channel}, `aria-label="Events per minute by channel over the last 24 hours, `,
 		"web_form <span class=\"muted\">3 events", "voice <span class=\"muted\">1 events")
 	if n := strings.Count(channel, "<polyline"); n != 2 {
 		t.Fatalf("channel chart draws %d lines, want 2 (web_form, voice)", n)

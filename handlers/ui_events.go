@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/views"
 )
@@ -39,6 +41,8 @@ func (u *UI) ListEvents(w http.ResponseWriter, r *http.Request) {
 	} else {
 		v.SourceID = ""
 	}
+	v.Lead = strings.TrimSpace(q.Get("lead"))
+	f.LeadEmail, f.LeadPhone, v.LeadError = leadSearch(v.Lead)
 	page := models.Page{Limit: eventsPageSize, Cursor: q.Get("cursor")}
 	if _, err := uuid.Parse(page.Cursor); err != nil {
 		page.Cursor = ""
@@ -57,10 +61,12 @@ func (u *UI) ListEvents(w http.ResponseWriter, r *http.Request) {
 	for _, s := range eventStatusOrder {
 		v.Statuses = append(v.Statuses, views.Option{Value: s, Label: s})
 	}
-	list, err := u.Store.EventList(r.Context(), f, page)
-	if err != nil {
-		u.serverError(w, r, err)
-		return
+	var list []models.Event
+	if v.LeadError == "" {
+		if list, err = u.Store.EventList(r.Context(), f, page); err != nil {
+			u.serverError(w, r, err)
+			return
+		}
 	}
 	for _, e := range list {
 		v.Events = append(v.Events, eventRow(e, names))
@@ -71,6 +77,9 @@ func (u *UI) ListEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	if v.SourceID != "" {
 		base.Set("source", v.SourceID)
+	}
+	if v.Lead != "" {
+		base.Set("lead", v.Lead)
 	}
 	path := "/w/" + ws.Slug + "/events"
 	if page.Cursor != "" {
@@ -85,6 +94,24 @@ func (u *UI) ListEvents(w http.ResponseWriter, r *http.Request) {
 		v.NextURL = withQuery(path, next)
 	}
 	u.page(w, r, http.StatusOK, views.NavEvents, "Events", func(m views.PageMeta) templ.Component { return views.EventsPage(m, v) })
+}
+
+// leadSearch reads the events page's lead search: an email address, or a
+// phone number in international form, normalized as ingest stores them.
+func leadSearch(raw string) (email, phone, problem string) {
+	switch {
+	case raw == "":
+		return "", "", ""
+	case strings.Contains(raw, "@"):
+		if e := normalize.Email(raw); e.Valid {
+			return e.Value, "", ""
+		}
+		return "", "", "“" + raw + "” is not an email address."
+	}
+	if p := normalize.Phone(raw, ""); p.Valid {
+		return "", p.Value, ""
+	}
+	return "", "", "“" + raw + "” is neither an email address nor a phone number: give a phone number with its country code, such as +44 20 7946 0958."
 }
 
 func withQuery(path string, q url.Values) string {

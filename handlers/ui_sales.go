@@ -108,6 +108,9 @@ func (u *UI) salesReport(ctx context.Context, ws models.Workspace, rg salesRange
 	if v.Conversion, v.Movers, err = u.conversion(ctx, ws.ID, rules, rg); err != nil {
 		return v, err
 	}
+	if err := u.salesTrends(ctx, ws.ID, rules, rg, &v); err != nil {
+		return v, err
+	}
 	leads, err := u.Store.LeadsBySourceList(ctx, ws.ID, rg.From, rg.To)
 	if err != nil {
 		return v, err

@@ -82,11 +82,14 @@ func (u *UI) NewSource(w http.ResponseWriter, r *http.Request) {
 
 // StageRow is the fragment htmx appends when the user adds a mapping row.
 func (u *UI) StageRow(w http.ResponseWriter, r *http.Request) {
-	u.render(w, r, http.StatusOK, views.StageRowInputs(views.StageRow{}))
+	ws := workspaceFrom(r)
+	rules := u.sourceRules(r, ws.ID)
+	u.render(w, r, http.StatusOK, views.StageRowInputs(views.StageRow{}, stageChoices(rules)))
 }
 
 func (u *UI) sourceFormView(ws models.Workspace, rules lifecycle.Rules, form views.SourceForm, errs views.FieldErrors, editing bool, id int64) views.SourceFormView {
-	v := views.SourceFormView{Workspace: wsRef(ws), Form: form, Errors: errs, Editing: editing, Action: "/w/" + ws.Slug + "/sources"}
+	v := views.SourceFormView{Workspace: wsRef(ws), Form: form, Errors: errs, Editing: editing, Action: "/w/" + ws.Slug + "/sources",
+		StageChoices: stageChoices(rules)}
 	if editing {
 		v.Action += "/" + strconv.FormatInt(id, 10)
 	}
@@ -101,6 +104,11 @@ func (u *UI) sourceFormView(ws models.Workspace, rules lifecycle.Rules, form vie
 		}
 	}
 	return v
+}
+
+// stageChoices are the stages a mapping may name: the ordered ones, then the terminal ones.
+func stageChoices(rules lifecycle.Rules) []string {
+	return append(append([]string{}, rules.Stages...), rules.Terminal...)
 }
 
 // sourceRules are the workspace's rules for the source form (defaults on error:

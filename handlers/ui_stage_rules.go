@@ -239,6 +239,13 @@ func (u *UI) ShowStageRulesVersion(w http.ResponseWriter, r *http.Request) {
 		}
 		v := views.RulesVersionView{Workspace: wsRef(ws), JSON: prettyJSON(ver.Rules), CanEdit: canEdit(r),
 			Version: views.RulesVersion{Version: ver.Version, CreatedBy: ver.CreatedBy, CreatedAt: ver.CreatedAt, Current: i == 0}}
+		// Newest first: the version before this one is the next in the list;
+		// the first version is compared with the defaults it replaced.
+		if i+1 < len(list) {
+			v.DiffAgainst, v.Diff = "v"+strconv.Itoa(list[i+1].Version), auditDiff(list[i+1].Rules, ver.Rules)
+		} else if def, err := json.Marshal(lifecycle.DefaultRules()); err == nil {
+			v.DiffAgainst, v.Diff = "the defaults", auditDiff(def, ver.Rules)
+		}
 		u.page(w, r, http.StatusOK, views.NavStages, "Stage rules v"+strconv.Itoa(n), func(m views.PageMeta) templ.Component { return views.RulesVersionPage(m, v) })
 		return
 	}

@@ -173,6 +173,12 @@ func TestUIStageRulesPreviewAndSave(t *testing.T) {
 	expectRedirect(t, "save v2", c.post("/w/default/stages", with(defaultRulesForm(), "base_version", "1")), "/w/default/stages")
 	versions := c.get("/w/default/stages/versions/1")
 	expectBody(t, "version page", versions, `data-testid="rules-json"`, "&#34;MQL&#34;: &#34;Engaged&#34;", "Load into editor")
+	// Each version shows what it changed: v1 against the defaults, v2 (the defaults again) against v1.
+	expectBody(t, "v1 diff", versions, `data-testid="rules-diff"`, "Changes from the defaults", `class="diff-added"`, "MQL</code>")
+	v2 := c.get("/w/default/stages/versions/2")
+	_, diff, _ := strings.Cut(v2.body, `data-testid="rules-diff"`)
+	diff, _, _ = strings.Cut(diff, `data-testid="rules-json"`)
+	expectBody(t, "v2 diff", uiResponse{body: diff}, "Changes from v1", `<tr class="diff-removed"><td><code>aliases.MQL</code></td><td class="diff-before">&#34;Engaged&#34;</td><td class="diff-after">–</td>`)
 	restore := c.get("/w/default/stages?from=1")
 	expectBody(t, "restore", restore, "Version 1 is loaded into the editor", `name="alias_key" value="MQL"`, `name="base_version" value="2"`)
 	expectStatus(t, "unknown version", c.get("/w/default/stages/versions/9"), http.StatusNotFound)

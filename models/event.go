@@ -77,6 +77,9 @@ type EventFilter struct {
 	SourceID    int64
 	ContactID   string
 	Email       string
+	// Lead matches events of a lead by normalized email or E.164 phone: on
+	// the event itself, or on the contact it resolved to.
+	LeadEmail, LeadPhone string
 }
 
 // EventList returns events newest first; Page.Cursor is an event id.
@@ -93,6 +96,12 @@ func (s *Store) EventList(ctx context.Context, f EventFilter, page Page) ([]Even
 	}
 	if f.Email != "" {
 		q = q.Where("email = ?", f.Email)
+	}
+	if f.LeadEmail != "" {
+		q = q.Where("(email = ? OR contact_id IN (SELECT id FROM contacts WHERE workspace_id = ? AND email = ?))", f.LeadEmail, f.WorkspaceID, f.LeadEmail)
+	}
+	if f.LeadPhone != "" {
+		q = q.Where("(phone = ? OR contact_id IN (SELECT id FROM contacts WHERE workspace_id = ? AND phone = ?))", f.LeadPhone, f.WorkspaceID, f.LeadPhone)
 	}
 	if page.Cursor != "" {
 		q = q.Where("(received_at, id) < (SELECT received_at, id FROM events WHERE id = ?)", page.Cursor)

@@ -26,6 +26,36 @@ type Chart struct {
 	Unit          string
 	Empty         bool   // no events in the window
 	By            string // what a line stands for: "source" (default) or "channel"
+	Start, End    time.Time
+	RangeLabel    string // the range picked, "last 24 hours"
+}
+
+// RangeChoice is one button of the time-range picker.
+type RangeChoice struct {
+	Key     string // the ?range= value
+	Label   string // "24h"
+	Title   string // "last 24 hours"
+	Current bool
+}
+
+// Range names the chosen range for captions ("last 24 hours" by default).
+func (c Chart) Range() string {
+	if c.RangeLabel == "" {
+		return "last 24 hours"
+	}
+	return c.RangeLabel
+}
+
+// Domain is the x axis' first and last instant, for the caption.
+func (c Chart) Domain() string {
+	if c.End.IsZero() {
+		return ""
+	}
+	layout := "15:04"
+	if c.End.Sub(c.Start) > 24*time.Hour || c.Start.YearDay() != c.End.YearDay() {
+		layout = "2 Jan 15:04"
+	}
+	return c.Start.UTC().Format(layout) + " – " + c.End.UTC().Format(layout) + " UTC"
 }
 
 // TestID keeps the source chart's historical test id ("rate-chart").
@@ -84,11 +114,9 @@ func NewRateChart(start time.Time, bucket time.Duration, series []ChartSeries) C
 		return c
 	}
 	step := (c.Right - c.Left) / float64(n-1)
-	perTick := int((4 * time.Hour) / bucket)
-	for i := 0; i < n; i += max(perTick, 1) {
-		t := start.Add(time.Duration(i) * bucket).UTC()
-		c.XTicks = append(c.XTicks, ChartTick{Pos: c.Left + float64(i)*step, Label: t.Format("15:04")})
-	}
+	c.Start = start.UTC()
+	c.End = c.Start.Add(time.Duration(n-1) * bucket)
+	c.XTicks = timeTicks(c.Start, bucket, n, c.Left, step)
 	for si, s := range series {
 		var b strings.Builder
 		line := ChartLine{Name: s.Name, Class: "series-" + strconv.Itoa(si%chartPalette), Total: s.Total}
@@ -105,6 +133,47 @@ func NewRateChart(start time.Time, bucket time.Duration, series []ChartSeries) C
 		c.Lines = append(c.Lines, line)
 	}
 	return c
+}
+
+// tickSteps are the x-axis label intervals, finest first.
+func tickSteps() []time.Duration {
+	return []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute,
+		30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+		2 * 24 * time.Hour, 7 * 24 * time.Hour}
+}
+
+// maxXTicks keeps the axis labels from touching on a phone-width chart.
+const maxXTicks = 6
+
+// timeTicks labels the x axis at round instants (every 5 min, 1 h, 1 day…)
+// chosen so at most maxXTicks fit the domain; the labels carry the date once
+// the domain spans more than a day.
+func timeTicks(start time.Time, bucket time.Duration, n int, left, step float64) []ChartTick {
+	span := time.Duration(n-1) * bucket
+	steps := tickSteps()
+	every := steps[len(steps)-1]
+	for _, d := range steps {
+		if d >= bucket && span/d <= maxXTicks {
+			every = d
+			break
+		}
+	}
+	layout := "15:04"
+	switch {
+	case every >= 24*time.Hour:
+		layout = "2 Jan"
+	case span > 24*time.Hour:
+		layout = "2 Jan 15:04"
+	}
+	var out []ChartTick
+	t := start.Truncate(every)
+	if t.Before(start) {
+		t = t.Add(every)
+	}
+	for end := start.Add(span); !t.After(end); t = t.Add(every) {
+		out = append(out, ChartTick{Pos: left + float64(t.Sub(start))/float64(bucket)*step, Label: t.Format(layout)})
+	}
+	return out
 }
 
 // y maps a value to the plot's vertical coordinate (0 at the bottom).

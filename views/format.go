@@ -60,3 +60,20 @@ func ago(t, now time.Time) string {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
+
+// orDash shows "–" for an empty value.
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

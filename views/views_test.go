@@ -115,11 +115,43 @@ func TestNewRateChart(t *testing.T) {
 	if c.Lines[1].Class != "series-1" || c.Lines[1].Peak != 1 {
 		t.Errorf("series b %+v", c.Lines[1])
 	}
-	if len(c.XTicks) != 1 || c.XTicks[0].Label != "00:00" {
+	if len(c.XTicks) != 3 || c.XTicks[0].Label != "00:00" || c.XTicks[2].Label != "02:00" || c.XTicks[2].Pos != c.Right {
 		t.Errorf("x ticks %+v", c.XTicks)
+	}
+	if !c.Start.Equal(start) || !c.End.Equal(start.Add(2*time.Hour)) {
+		t.Errorf("domain %v – %v", c.Start, c.End)
 	}
 	if e := NewRateChart(start, time.Hour, nil); !e.Empty || len(e.YTicks) != 5 {
 		t.Errorf("empty chart %+v", e)
+	}
+}
+
+func TestRateChartAxisLabelsRoundInstantsAndDatesPastADay(t *testing.T) {
+	// 7 days of hourly points from 13:00: at most six labels, on whole days, dated.
+	start := time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC)
+	week := NewRateChart(start, time.Hour, []ChartSeries{{Name: "a", Values: make([]float64, 7*24+1)}})
+	if n := len(week.XTicks); n == 0 || n > maxXTicks {
+		t.Fatalf("%d week ticks: %+v", n, week.XTicks)
+	}
+	for _, tk := range week.XTicks {
+		if _, err := time.Parse("2 Jan", tk.Label); err != nil || tk.Pos < week.Left || tk.Pos > week.Right {
+			t.Errorf("week tick %+v is not a date inside the plot", tk)
+		}
+	}
+	if got := week.Domain(); got != "1 Mar 13:00 – 8 Mar 13:00 UTC" {
+		t.Errorf("week domain %q", got)
+	}
+	// 47 minutes of one-minute points from 10:13: labels every 10 minutes, times only.
+	hour := NewRateChart(time.Date(2026, 3, 1, 10, 13, 0, 0, time.UTC), time.Minute, []ChartSeries{{Name: "a", Values: make([]float64, 48)}})
+	var labels []string
+	for _, tk := range hour.XTicks {
+		labels = append(labels, tk.Label)
+	}
+	if got := strings.Join(labels, " "); got != "10:20 10:30 10:40 10:50 11:00" {
+		t.Errorf("hour ticks %q", got)
+	}
+	if got := hour.Domain(); got != "10:13 – 11:00 UTC" {
+		t.Errorf("hour domain %q", got)
 	}
 }
 
