@@ -203,18 +203,7 @@ func (a *activeCampaign) CreateLoopFields(ctx context.Context) error {
 		if _, ok := known[fieldKey(name)]; ok {
 			continue
 		}
-		in := map[string]any{"field": map[string]any{"type": "text", "title": name, "perstag": strings.ToUpper(name)}}
-		var out struct {
-			Field struct {
-				ID flexString `json:"id"`
-			} `json:"field"`
-		}
-		if _, err := a.api.do(ctx, call{method: http.MethodPost, path: "/fields", in: in, out: &out}, nil); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		rel := map[string]any{"fieldRel": map[string]any{"field": string(out.Field.ID), "relid": 0}}
-		if _, err := a.api.do(ctx, call{method: http.MethodPost, path: "/fieldRels", in: rel}, nil); err != nil {
+		if err := a.createTextField(ctx, name); err != nil {
 			errs = append(errs, err)
 		}
 	}
