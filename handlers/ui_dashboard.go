@@ -53,7 +53,10 @@ func (u *UI) dashboard(ctx context.Context, r *http.Request, rg chartRange) (vie
 	now := u.now().UTC()
 	p, _ := principal.From(ctx)
 	v := views.DashboardView{Workspace: wsRef(ws), Now: now, CanEdit: models.RoleAtLeast(p.Role, models.RoleEditor)}
-	v.Range, v.Ranges = rg.Key, rangeChoices(rg)
+	v.Ranges = rangeChoices(rg)
+	if rg.Key != defaultChartRange {
+		v.Range = rg.Key // the polled fragment keeps a chosen range; the default needs none
+	}
 	st, err := u.Store.StatsGet(ctx, ws.ID)
 	if err != nil {
 		return v, err

@@ -8,11 +8,6 @@ import (
 	"github.com/leadgate/leadgate/models"
 )
 
-// bulkLease is how long a bulk batch stays claimed: one import request, a few status reads and, for
-// contacts leadgate had no remote id for, a look-up by email each (250 at 5 req/s is under a minute), plus
-// the import's own queueing time on the CRM's side (crm bounds the wait at 15 min).
-const bulkLease = 20 * time.Minute
-
 // bulkRecheck is how often a pass's bulk loop that found no bulk work looks again: a burst of new leads
 // arriving while the pass writes contacts one by one is taken up by the bulk import within a second.
 const bulkRecheck = time.Second
@@ -48,7 +43,9 @@ func (r *SyncRelay) drainBulk(ctx context.Context, d models.Destination, conn *C
 		if liveOnly && !lane.opts.Live {
 			break
 		}
-		items, err := lane.claim(ctx, d.ID, least, most, bulkLease)
+		// The lease is the relay's usual one, renewed while the import runs (it waits on the CRM's queue
+		// for minutes), so a process killed mid-import hands its batch back within a lease.
+		items, err := lane.claim(ctx, d.ID, least, most, r.lease())
 		if err != nil {
 			return 0, err
 		}
@@ -57,7 +54,7 @@ func (r *SyncRelay) drainBulk(ctx context.Context, d models.Destination, conn *C
 		}
 		opts := lane.opts
 		send := func(ctx context.Context, batch []crm.Contact) []crm.Result { return bi.BulkImport(ctx, batch, opts) }
-		return len(items), r.sendVia(ctx, d, conn, items, send)
+		return len(items), r.whileLeased(ctx, d, items, r.lease(), func() error { return r.sendVia(ctx, d, conn, items, send) })
 	}
 	return 0, nil
 }

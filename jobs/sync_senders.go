@@ -220,10 +220,16 @@ func (r *SyncRelay) claim(ctx context.Context, d models.Destination, conn *Conn,
 	return r.Store.SyncClaim(ctx, d.ID, n, r.lease(), withBulk, models.LaneBackfill)
 }
 
-// sendLeased sends a claimed batch while renewing its lease every third of it: with several senders, a
-// batch whose lease ran out mid-send would be claimed and sent a second time alongside. A killed process
-// renews nothing, so its batch is claimed again once the lease expires, as before.
+// sendLeased sends a claimed batch while renewing its lease (see whileLeased).
 func (r *SyncRelay) sendLeased(ctx context.Context, d models.Destination, conn *Conn, items []models.SyncItem) error {
+	return r.whileLeased(ctx, d, items, r.lease(), func() error { return r.send(ctx, d, conn, items) })
+}
+
+// whileLeased runs send while renewing the items' lease every third of it: with several senders, a batch
+// whose lease ran out mid-send would be claimed and sent a second time alongside. A killed process renews
+// nothing, so its batch is claimed again once the lease expires, a lease after the crash rather than after
+// the longest a send can take.
+func (r *SyncRelay) whileLeased(ctx context.Context, d models.Destination, items []models.SyncItem, lease time.Duration, send func() error) error {
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = it.ContactID
@@ -232,7 +238,7 @@ func (r *SyncRelay) sendLeased(ctx context.Context, d models.Destination, conn *
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
-		t := time.NewTicker(max(r.lease()/3, 10*time.Millisecond))
+		t := time.NewTicker(max(lease/3, 10*time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
@@ -241,13 +247,13 @@ func (r *SyncRelay) sendLeased(ctx context.Context, d models.Destination, conn *
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := r.Store.SyncRenewLease(ctx, d.ID, ids, r.lease()); err != nil && ctx.Err() == nil {
+				if err := r.Store.SyncRenewLease(ctx, d.ID, ids, lease); err != nil && ctx.Err() == nil {
 					r.Log.Warn("crm sync: renew lease", "destination", d.ID, "err", err)
 				}
 			}
 		}
 	}()
-	err := r.send(ctx, d, conn, items)
+	err := send()
 	close(done)
 	<-renewed
 	return err

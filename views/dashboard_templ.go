@@ -48,7 +48,7 @@ type DashboardView struct {
 	Funnel        Funnel
 	Chart         Chart         // by source
 	ChannelChart  Chart         // the same events by the sources' channel
-	Range         string        // the charts' ?range= key
+	Range         string        // the charts' ?range= key when one other than the default is chosen
 	Ranges        []RangeChoice // the picker
 	Sources       []SourceHealth
 	Now           time.Time
