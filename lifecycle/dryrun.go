@@ -66,6 +66,9 @@ type EventVerdict struct {
 	OccurredAt time.Time
 	Kind       string // dead-letter kind; "" for dropped events
 	Reason     string
+	// Decision is the verdict itself, for readers that explain it in their
+	// own words; not part of the API's answer.
+	Decision Decision `json:"-"`
 }
 
 // DryRun replays events through rules without writing anything: events are
@@ -195,7 +198,7 @@ func (rp *replayer) applyFields(p Proposal, d Decision) bool {
 }
 
 func verdict(e HistoricalEvent, d Decision) EventVerdict {
-	return EventVerdict{EventID: e.EventID, EventType: e.EventType, OccurredAt: e.OccurredAt, Kind: d.DeadLetterKind, Reason: d.Reason}
+	return EventVerdict{EventID: e.EventID, EventType: e.EventType, OccurredAt: e.OccurredAt, Kind: d.DeadLetterKind, Reason: d.Reason, Decision: d}
 }
 
 // FinalStages maps each contact key of a report to its final stage, for a
