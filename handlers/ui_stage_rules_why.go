@@ -28,9 +28,12 @@ func decisionWhy(d lifecycle.Decision) string {
 		what = who + " would keep the contact in " + j.To + ", where it already is"
 	default:
 		what = who + " " + movePhrase(d.Stage, j)
-		if rule := rulePhrase(d.Stage, j); rule != "" {
+		if rule := rulePhrase(d.Stage, j); rule != "" && j.Rule != "loop_breaker" {
 			what += "; " + rule
 		}
+	}
+	if j.Rule == "loop_breaker" {
+		return what + ", but the contact's loop breaker is tripped, so the loop breaker stops it and it goes to dead letters until an operator resets the breaker"
 	}
 	return what + ", " + consequence(d)
 }
