@@ -4,19 +4,20 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/views"
 )
 
-// timelineLimit caps the entries the contact page shows; the export has all.
-const timelineLimit = 300
+// timelinePageSize is how many entries one page of the contact's timeline shows.
+const timelinePageSize = 50
 
 // contactTimeline merges everything known about a contact into one history,
 // newest first: events with their decision and reason, stage changes,
 // observed field values with their provenance, CRM writes, conflicts (dead
-// letters) and operator actions. It reports whether it was cut at timelineLimit.
-func contactTimeline(ws views.WorkspaceRef, x models.ContactExport, sourceNames map[int64]string) ([]views.TimelineItem, bool) {
+// letters) and operator actions.
+func contactTimeline(ws views.WorkspaceRef, x models.ContactExport, sourceNames map[int64]string) []views.TimelineItem {
 	var out []views.TimelineItem
 	for _, e := range x.Events {
 		row := eventRow(e, sourceNames)
@@ -62,10 +63,59 @@ func contactTimeline(ws views.WorkspaceRef, x models.ContactExport, sourceNames 
 		out = append(out, views.TimelineItem{At: a.At, Kind: "action", Title: strings.ReplaceAll(a.Action, "_", " "), Meta: "by " + a.Actor})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At.After(out[j].At) })
-	if len(out) > timelineLimit {
-		return out[:timelineLimit], true
+	return out
+}
+
+// timelinePage cuts page (1-based, newest first) out of the whole timeline;
+// a page past the end is the last one.
+func timelinePage(all []views.TimelineItem, page int) views.TimelinePage {
+	pages := max(1, (len(all)+timelinePageSize-1)/timelinePageSize)
+	page = min(max(page, 1), pages)
+	lo := (page - 1) * timelinePageSize
+	hi := min(lo+timelinePageSize, len(all))
+	return views.TimelinePage{Items: all[lo:hi], Page: page, Pages: pages, Total: len(all)}
+}
+
+// stagePath summarizes a contact's stage history in order, e.g.
+// "Discovered → Engaged → SQL, 3 days": the stages it went through and the
+// time from entering the first to entering the last.
+func stagePath(history []models.StageChange) string {
+	if len(history) == 0 {
+		return ""
 	}
-	return out, false
+	var path []string
+	if from := history[0].FromStage; from != "" {
+		path = append(path, from)
+	}
+	for _, h := range history {
+		if len(path) == 0 || path[len(path)-1] != h.ToStage {
+			path = append(path, h.ToStage)
+		}
+	}
+	out := strings.Join(path, " → ")
+	if len(history) > 1 || history[0].FromStage != "" {
+		out += ", " + stagePathSpan(history[len(history)-1].OccurredAt.Sub(history[0].OccurredAt))
+	}
+	return out
+}
+
+// stagePathSpan is a duration as a person would say it: "3 days", "5 hours".
+func stagePathSpan(d time.Duration) string {
+	plural := func(n int, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return strconv.Itoa(n) + " " + unit + "s"
+	}
+	switch {
+	case d >= 48*time.Hour:
+		return plural(int(d/(24*time.Hour)), "day")
+	case d >= 2*time.Hour:
+		return plural(int(d/time.Hour), "hour")
+	case d >= time.Minute:
+		return plural(int(d/time.Minute), "minute")
+	}
+	return "under a minute"
 }
 
 // observationItems folds the values one event proposed into one entry, and

@@ -208,7 +208,14 @@ func (u *UI) contactPage(w http.ResponseWriter, r *http.Request, status int, c m
 		MergedInto: deref(c.MergedInto), Forms: forms, CanEdit: canEdit(r), IsAdmin: isAdmin(r), Now: u.now(), Tags: c.Tags}
 	v.Fields, v.FieldNames = sortedKV(c.Fields), contactFieldNames(c)
 	v.FirstTouch = sortedKV(c.FirstTouch)
-	v.Timeline, v.Truncated = contactTimeline(wsRef(ws), x, names)
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	v.Timeline = timelinePage(contactTimeline(wsRef(ws), x, names), page)
+	v.StagePath = stagePath(x.StageHistory)
+	if isHTMX(r) && r.URL.Query().Has("page") {
+		// The "older entries" button appends the next page in place.
+		u.render(w, r, status, views.TimelineEntries(v))
+		return
+	}
 	u.page(w, r, status, views.NavContacts, v.Contact.Label(), func(m views.PageMeta) templ.Component { return views.ContactPage(m, v) })
 }
 

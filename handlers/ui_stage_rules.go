@@ -176,7 +176,7 @@ func dryRunView(days int, res apply.DryRunResult) views.DryRunView {
 				d.MoreVerdict++
 				continue
 			}
-			d.Verdicts = append(d.Verdicts, views.DryRunVerdict{EventID: e.EventID, EventType: e.EventType, Outcome: outcome, Kind: e.Kind, Reason: e.Reason})
+			d.Verdicts = append(d.Verdicts, views.DryRunVerdict{EventID: e.EventID, EventType: e.EventType, Outcome: outcome, Kind: e.Kind, Why: decisionWhy(e.Decision), Reason: e.Reason})
 		}
 	}
 	add(res.Quarantined, models.EventQuarantined)

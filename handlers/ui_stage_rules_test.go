@@ -118,7 +118,8 @@ func TestUIStageRulesPreviewAndSave(t *testing.T) {
 		t.Fatal("preview is not a fragment")
 	}
 	same := c.postHTMX("/w/default/stages/dry-run", defaultRulesForm())
-	expectBody(t, "preview of the rules in force", same, `data-testid="dry-run-no-changes"`, "state_conflict")
+	expectBody(t, "preview of the rules in force", same, `data-testid="dry-run-no-changes"`, "state_conflict",
+		"Newsletter signup would move SQL back to Discovered; moving back is off, so it goes to dead letters")
 	bad := c.postHTMX("/w/default/stages/dry-run", with(defaultRulesForm(), "on_state_conflict", "explode"))
 	expectStatus(t, "invalid preview", bad, http.StatusOK)
 	expectBody(t, "invalid preview", bad, `data-testid="dry-run-errors"`)

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -34,41 +35,48 @@ import (
 //     as missing_field under OnMissingField dead_letter). Only the target
 //     stage's requirements apply, not those of stages skipped over.
 func (r Rules) Decide(c Contact, p Proposal) Decision {
+	current, _ := r.Canonical(c.Stage)
 	if !c.Exists && r.requiresContact(p.EventType) {
 		return Decision{
 			Outcome:        Wait,
 			Stage:          None,
 			DeadLetterKind: KindMissingContact,
 			Reason:         fmt.Sprintf("%s requires an existing contact and none matches yet", p.EventType),
+			Judged:         Judged{EventType: p.EventType, From: current, Rule: "requires_contact"},
 		}
 	}
-	target, via, err := r.proposedStage(p)
+	target, via, raw, err := r.proposedStage(p)
 	if err != nil {
 		return Decision{
 			Outcome:        Quarantined,
 			Stage:          Invalid,
 			DeadLetterKind: KindUnknownStage,
 			Reason:         err.Error(),
+			Judged:         Judged{EventType: p.EventType, From: current, Proposed: raw, Rule: "stages"},
 		}
 	}
-	current, _ := r.Canonical(c.Stage)
 	if target == "" {
 		if current != "" || len(r.Stages) == 0 {
 			return Decision{Outcome: Unchanged, Stage: None, ApplyFields: true,
-				Reason: fmt.Sprintf("no stage proposed for %s; fields only", p.EventType)}
+				Reason: fmt.Sprintf("no stage proposed for %s; fields only", p.EventType),
+				Judged: Judged{EventType: p.EventType, From: current}}
 		}
-		target, via = r.Stages[0], "a contact without a stage starts in the first stage"
+		target, raw, via = r.Stages[0], r.Stages[0], "a contact without a stage starts in the first stage"
 	}
-	m := move{rules: r, from: current, to: target, via: via, contact: c, proposal: p}
+	m := move{rules: r, from: current, to: target, raw: raw, via: via, contact: c, proposal: p}
 	switch verdict := m.classify(); verdict {
 	case Same:
-		return Decision{Outcome: Unchanged, Stage: Same, ApplyFields: true,
-			Reason: fmt.Sprintf("already in %s (%s); fields only", current, via)}
+		return m.stamp(Decision{Outcome: Unchanged, Stage: Same, ApplyFields: true,
+			Reason: fmt.Sprintf("already in %s (%s); fields only", current, via)}, "", "")
 	case Forward:
-		return m.enter(Forward, m.describe("forward"))
+		rule := ""
+		if len(r.skippedStages(current, target)) > 0 && !r.terminal(target) {
+			rule = "allow_skip"
+		}
+		return m.enter(Forward, m.describe("forward"), rule)
 	case SkipDisallowed:
 		return m.conflict(SkipDisallowed, KindSkipNotAllowed,
-			fmt.Sprintf("%s skips %s; allow_skip=false", m.describe("forward"), r.skipped(current, target)))
+			fmt.Sprintf("%s skips %s; allow_skip=false", m.describe("forward"), r.skipped(current, target)), "allow_skip")
 	case Late:
 		return m.late()
 	default:
@@ -76,15 +84,25 @@ func (r Rules) Decide(c Contact, p Proposal) Decision {
 	}
 }
 
+// stamp records the move the decision judged, with the rule and policy that
+// decided it.
+func (m move) stamp(d Decision, rule, policy string) Decision {
+	d.Judged = Judged{EventType: m.proposal.EventType, From: m.from, To: m.to, Proposed: m.raw, Rule: rule, Policy: policy}
+	if m.from == "" || m.rules.rankOf(m.to) > m.rules.rankOf(m.from) {
+		d.Judged.Skipped = m.rules.skippedStages(m.from, m.to)
+	}
+	return d
+}
+
 // proposedStage resolves the event's target stage and says where it came
 // from. An empty target with a nil error means the event proposes no stage.
-func (r Rules) proposedStage(p Proposal) (stage, via string, err error) {
+func (r Rules) proposedStage(p Proposal) (stage, via, raw string, err error) {
 	if p.TargetStage != "" {
 		s, ok := r.ResolveStage(p.TargetStage, p)
 		if !ok {
-			return "", "", fmt.Errorf("target_stage %q is neither a stage nor an alias", p.TargetStage)
+			return "", "", p.TargetStage, fmt.Errorf("target_stage %q is neither a stage nor an alias", p.TargetStage)
 		}
-		return s, fmt.Sprintf("target_stage %q", p.TargetStage), nil
+		return s, fmt.Sprintf("target_stage %q", p.TargetStage), p.TargetStage, nil
 	}
 	sources := []struct {
 		name    string
@@ -100,11 +118,11 @@ func (r Rules) proposedStage(p Proposal) (stage, via string, err error) {
 		}
 		s, ok := r.Canonical(name)
 		if !ok {
-			return "", "", fmt.Errorf("%s maps %s to %q, which is neither a stage nor an alias", src.name, p.EventType, name)
+			return "", "", name, fmt.Errorf("%s maps %s to %q, which is neither a stage nor an alias", src.name, p.EventType, name)
 		}
-		return s, fmt.Sprintf("%s: %s -> %s", src.name, p.EventType, name), nil
+		return s, fmt.Sprintf("%s: %s -> %s", src.name, p.EventType, name), name, nil
 	}
-	return "", "", nil
+	return "", "", "", nil
 }
 
 // lookupFold finds key in m exactly, else case-insensitively (the smallest
@@ -146,17 +164,30 @@ func (r Rules) terminal(stage string) bool {
 
 // skipped lists the ordered stages strictly between from and to.
 func (r Rules) skipped(from, to string) string {
-	lo := -1
+	return strings.Join(r.skippedStages(from, to), ", ")
+}
+
+// skippedStages are the ordered stages strictly between from and to on a
+// forward move (none for a backward one, or into an unordered stage).
+func (r Rules) skippedStages(from, to string) []string {
+	lo, hi := -1, r.rankOf(to)
 	if from != "" {
 		lo = r.rankOf(from)
 	}
-	return strings.Join(r.Stages[lo+1:r.rankOf(to)], ", ")
+	if hi > len(r.Stages) {
+		hi = len(r.Stages)
+	}
+	if lo+1 >= hi {
+		return nil
+	}
+	return slices.Clone(r.Stages[lo+1 : hi])
 }
 
 // move is one proposed stage change under evaluation.
 type move struct {
 	rules    Rules
 	from, to string // canonical; from is "" for a contact without a stage
+	raw      string // the target as written
 	via      string // where the target came from, for reasons
 	contact  Contact
 	proposal Proposal
@@ -205,60 +236,62 @@ func (m move) late() Decision {
 	reason := fmt.Sprintf("late event: proposes %s below %s, but happened at %s, not after the contact entered %s at %s (%s); on_late_event=%s",
 		m.to, m.from, fmtTime(m.proposal.OccurredAt), m.from, fmtTime(m.contact.StageEnteredAt), m.via, m.rules.onLateEvent())
 	if m.rules.onLateEvent() == PolicyDeadLetter {
-		return Decision{Outcome: Quarantined, Stage: Late, DeadLetterKind: KindLateEvent, Reason: reason}
+		return m.stamp(Decision{Outcome: Quarantined, Stage: Late, DeadLetterKind: KindLateEvent, Reason: reason}, "on_late_event", m.rules.onLateEvent())
 	}
-	return Decision{Outcome: Unchanged, Stage: Late, ApplyFields: true, Reason: reason}
+	return m.stamp(Decision{Outcome: Unchanged, Stage: Late, ApplyFields: true, Reason: reason}, "on_late_event", m.rules.onLateEvent())
 }
 
 func (m move) regression() Decision {
 	r := m.rules
 	if r.allowsBackward(m.from, m.to) {
-		return m.enter(AllowedBackward, m.describe("allowed backward move")+"; listed in allowed_backward")
+		return m.enter(AllowedBackward, m.describe("allowed backward move")+"; listed in allowed_backward", "allowed_backward")
 	}
 	newer := fmt.Sprintf("regression %s -> %s (event at %s is newer than entry into %s at %s; %s)",
 		m.from, m.to, fmtTime(m.proposal.OccurredAt), m.from, fmtTime(m.contact.StageEnteredAt), m.via)
 	if r.terminal(m.from) {
 		return m.conflict(Regression, KindStateConflict,
-			fmt.Sprintf("%s; terminal stage %s is left only through allowed_backward", newer, m.from))
+			fmt.Sprintf("%s; terminal stage %s is left only through allowed_backward", newer, m.from), "allowed_backward")
 	}
 	if r.AllowRegression {
-		return m.enter(Regression, newer+"; allow_regression=true")
+		return m.enter(Regression, newer+"; allow_regression=true", "allow_regression")
 	}
-	return m.conflict(Regression, KindStateConflict, newer)
+	return m.conflict(Regression, KindStateConflict, newer, "allow_regression")
 }
 
 // conflict applies OnStateConflict to a move the rules refuse.
-func (m move) conflict(verdict StageVerdict, kind, reason string) Decision {
+func (m move) conflict(verdict StageVerdict, kind, reason, rule string) Decision {
 	policy := m.rules.onStateConflict()
 	reason += "; on_state_conflict=" + policy
 	switch policy {
 	case PolicyDrop:
-		return Decision{Outcome: Dropped, Stage: verdict, Reason: reason}
+		return m.stamp(Decision{Outcome: Dropped, Stage: verdict, Reason: reason}, rule, policy)
 	case PolicyApplyFieldsKeepStage:
-		return Decision{Outcome: Unchanged, Stage: verdict, ApplyFields: true, Reason: reason}
+		return m.stamp(Decision{Outcome: Unchanged, Stage: verdict, ApplyFields: true, Reason: reason}, rule, policy)
 	default:
-		return Decision{Outcome: Quarantined, Stage: verdict, DeadLetterKind: kind, Reason: reason}
+		return m.stamp(Decision{Outcome: Quarantined, Stage: verdict, DeadLetterKind: kind, Reason: reason}, rule, policy)
 	}
 }
 
 // enter moves the contact into m.to once the stage's entry requirements hold.
-func (m move) enter(verdict StageVerdict, reason string) Decision {
+// rule names what let the move through ("" for a move simply in order).
+func (m move) enter(verdict StageVerdict, reason, rule string) Decision {
 	r := m.rules
 	if r.needsVerifiedPhone(m.to) && !m.phoneVerified() {
-		return Decision{Outcome: Quarantined, Stage: verdict, DeadLetterKind: KindPhoneUnverified,
-			Reason: fmt.Sprintf("%s; %s requires a verified phone and the contact's phone is not verified", reason, m.to)}
+		return m.stamp(Decision{Outcome: Quarantined, Stage: verdict, DeadLetterKind: KindPhoneUnverified,
+			Reason: fmt.Sprintf("%s; %s requires a verified phone and the contact's phone is not verified", reason, m.to)}, "require_phone_verification", "")
 	}
 	d := Decision{Outcome: Applied, NewStage: m.to, EnteredAt: m.proposal.OccurredAt, Stage: verdict, ApplyFields: true, Reason: reason}
 	if missing := m.missingFields(); len(missing) > 0 {
 		list := strings.Join(missing, ", ")
 		if r.onMissingField() == PolicyDeadLetter {
-			return Decision{Outcome: Quarantined, Stage: verdict, DeadLetterKind: KindMissingField,
-				Reason: fmt.Sprintf("%s; %s requires %s, missing; on_missing_field=dead_letter", reason, m.to, list)}
+			return m.stamp(Decision{Outcome: Quarantined, Stage: verdict, DeadLetterKind: KindMissingField,
+				Reason: fmt.Sprintf("%s; %s requires %s, missing; on_missing_field=dead_letter", reason, m.to, list)}, "required_fields", PolicyDeadLetter)
 		}
 		d.Tags = []string{r.missingFieldTag()}
 		d.Reason = fmt.Sprintf("%s; %s requires %s, missing; tagged %s", reason, m.to, list, r.missingFieldTag())
+		return m.stamp(d, "required_fields", r.onMissingField())
 	}
-	return d
+	return m.stamp(d, rule, "")
 }
 
 func (r Rules) needsVerifiedPhone(stage string) bool {

@@ -329,7 +329,7 @@ func TestDecide(t *testing.T) {
 			if !strings.Contains(got.Reason, tt.reason) {
 				t.Errorf("Reason = %q, want it to contain %q", got.Reason, tt.reason)
 			}
-			got.Reason = ""
+			got.Reason, got.Judged = "", Judged{} // Judged: see TestDecideRecordsWhatItJudged
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Decide() =\n %+v\nwant\n %+v", got, tt.want)
 			}
@@ -426,5 +426,39 @@ func TestDefaultAliasesSpreadAVocabularyOverTheStages(t *testing.T) {
 	}
 	if s, ok := r.ResolveStage("nope", p); ok {
 		t.Errorf("ResolveStage(nope) = %q, want unknown", s)
+	}
+}
+
+func TestDecideRecordsWhatItJudged(t *testing.T) {
+	t.Parallel()
+	t1000 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	noSkip := testRules(func(r *Rules) { r.AllowSkip = false })
+	tests := []struct {
+		name    string
+		rules   Rules
+		contact Contact
+		prop    Proposal
+		want    Judged
+	}{
+		{"InOrder", noSkip, in("Engaged", t1000.Add(-time.Hour)), propose("SQL", t1000),
+			Judged{EventType: "crm_stage_changed", From: "Engaged", To: "SQL", Proposed: "SQL"}},
+		{"SkipAllowed", testRules(nil), in("Engaged", t1000.Add(-time.Hour)), propose("Closed", t1000),
+			Judged{EventType: "crm_stage_changed", From: "Engaged", To: "Closed", Proposed: "Closed", Skipped: []string{"SQL"}, Rule: "allow_skip"}},
+		{"SkipRefused", noSkip, in("Discovered", t1000.Add(-time.Hour)), propose("closed", t1000),
+			Judged{EventType: "crm_stage_changed", From: "Discovered", To: "Closed", Proposed: "closed", Skipped: []string{"Engaged", "SQL"}, Rule: "allow_skip", Policy: PolicyDeadLetter}},
+		{"Regression", testRules(nil), in("SQL", t1000.Add(-time.Hour)), propose("Engaged", t1000),
+			Judged{EventType: "crm_stage_changed", From: "SQL", To: "Engaged", Proposed: "Engaged", Rule: "allow_regression", Policy: PolicyDeadLetter}},
+		{"UnknownStage", testRules(nil), in("SQL", t1000.Add(-time.Hour)), propose("Won", t1000),
+			Judged{EventType: "crm_stage_changed", From: "SQL", Proposed: "Won", Rule: "stages"}},
+		{"Unchanged", testRules(nil), in("SQL", t1000.Add(-time.Hour)), propose("SQL", t1000),
+			Judged{EventType: "crm_stage_changed", From: "SQL", To: "SQL", Proposed: "SQL"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.rules.Decide(tt.contact, tt.prop).Judged; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Judged =\n %+v\nwant\n %+v", got, tt.want)
+			}
+		})
 	}
 }

@@ -130,6 +130,32 @@ type Decision struct {
 	DeadLetterKind string
 	// Reason is a human-readable explanation for the timeline and dead letters.
 	Reason string
+	// Judged is what was decided about, in structured form, so a reader can
+	// explain the decision in its own words without parsing Reason.
+	Judged Judged
+}
+
+// Judged describes the stage change a Decision judged.
+type Judged struct {
+	EventType string
+	// From is the contact's canonical stage before the event ("" = none).
+	From string
+	// To is the canonical proposed stage ("" = the event proposes none).
+	To string
+	// Proposed is the stage value as the event or mapping wrote it; for an
+	// Invalid verdict it is the value no stage or alias matched.
+	Proposed string
+	// Skipped are the ordered stages strictly between From and To on a
+	// forward move over intermediate stages.
+	Skipped []string
+	// Rule is the rule setting that decided: "allow_skip",
+	// "allow_regression", "allowed_backward", "on_late_event",
+	// "require_phone_verification", "required_fields", "requires_contact",
+	// "stages" (an unknown stage); "" for a move simply in order.
+	Rule string
+	// Policy is the conflict policy value applied (on_state_conflict,
+	// on_late_event, on_missing_field), "" when none was.
+	Policy string
 }
 
 // EventOutcome is the event's final outcome once the caller knows whether

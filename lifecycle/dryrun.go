@@ -13,6 +13,17 @@ type HistoricalEvent struct {
 	ContactKey string
 	EventID    string
 	Proposal
+	// Hold, when set, is a guard that stops any event changing this contact
+	// (a tripped loop breaker): such an event is quarantined with the
+	// hold's kind instead of applied, as the apply job does.
+	Hold *Hold
+}
+
+// Hold is a guard holding a contact's changes, with the dead letter it writes.
+type Hold struct {
+	Rule   string // the guard, e.g. "loop_breaker"
+	Kind   string // dead-letter kind, e.g. "loop_suspected"
+	Reason string
 }
 
 // DryRunReport is what a rule set would do to a set of historical events.
@@ -66,6 +77,9 @@ type EventVerdict struct {
 	OccurredAt time.Time
 	Kind       string // dead-letter kind; "" for dropped events
 	Reason     string
+	// Decision is the verdict itself, for readers that explain it in their
+	// own words; not part of the API's answer.
+	Decision Decision `json:"-"`
 }
 
 // DryRun replays events through rules without writing anything: events are
@@ -138,7 +152,7 @@ func (rp *replayer) retryWaiting(totals *DryRunTotals) {
 }
 
 func (rp *replayer) apply(e HistoricalEvent, totals *DryRunTotals) {
-	d := rp.rules.Decide(rp.contact, e.Proposal)
+	d := held(rp.rules.Decide(rp.contact, e.Proposal), e.Hold)
 	switch d.Outcome {
 	case Wait:
 		rp.waiting = append(rp.waiting, e)
@@ -194,8 +208,20 @@ func (rp *replayer) applyFields(p Proposal, d Decision) bool {
 	return changed
 }
 
+// held turns a decision that would change the contact into the hold's dead
+// letter; the rules' verdict and the move stay, so a reader can say what the
+// guard stopped.
+func held(d Decision, h *Hold) Decision {
+	if h == nil || !(d.Outcome == Applied || (d.Outcome == Unchanged && d.ApplyFields)) {
+		return d
+	}
+	j := d.Judged
+	j.Rule, j.Policy = h.Rule, ""
+	return Decision{Outcome: Quarantined, Stage: d.Stage, DeadLetterKind: h.Kind, Reason: h.Reason, Judged: j}
+}
+
 func verdict(e HistoricalEvent, d Decision) EventVerdict {
-	return EventVerdict{EventID: e.EventID, EventType: e.EventType, OccurredAt: e.OccurredAt, Kind: d.DeadLetterKind, Reason: d.Reason}
+	return EventVerdict{EventID: e.EventID, EventType: e.EventType, OccurredAt: e.OccurredAt, Kind: d.DeadLetterKind, Reason: d.Reason, Decision: d}
 }
 
 // FinalStages maps each contact key of a report to its final stage, for a

@@ -122,3 +122,30 @@ func TestDryRunTagsAndUnchanged(t *testing.T) {
 		t.Errorf("totals = %+v, want 1 applied, 1 unchanged", rep.Totals)
 	}
 }
+
+func TestDryRunHoldsEveryChangeOfAHeldContact(t *testing.T) {
+	t.Parallel()
+	hold := &Hold{Rule: "loop_breaker", Kind: "loop_suspected", Reason: "loop suspected"}
+	events := []HistoricalEvent{
+		historical("ann", "a1", "form_submitted", "Discovered", 0),
+		historical("ann", "a2", "call_connected", "Engaged", 10),
+		historical("bo", "b1", "form_submitted", "Discovered", 0),
+	}
+	events[0].Hold, events[1].Hold = hold, hold
+	rep := DryRun(testRules(nil), events)
+	if rep.Totals.Quarantined != 2 || rep.Totals.Applied != 1 {
+		t.Fatalf("totals = %+v, want ann's 2 events held and bo's applied", rep.Totals)
+	}
+	ann := rep.Contacts[0]
+	if ann.Key != "ann" || ann.FinalStage != "" || len(ann.Transitions) != 0 {
+		t.Fatalf("ann = %+v, want no stage change", ann)
+	}
+	for _, v := range ann.Quarantined {
+		if v.Kind != "loop_suspected" || v.Decision.Judged.Rule != "loop_breaker" || v.Decision.Judged.To == "" {
+			t.Errorf("held verdict = %+v, want loop_suspected with the move it stopped", v)
+		}
+	}
+	if rep.Contacts[1].FinalStage != "Discovered" {
+		t.Errorf("bo = %+v, want Discovered", rep.Contacts[1])
+	}
+}

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -62,6 +63,9 @@ func DryRun(ctx context.Context, st *models.Store, workspaceID int64, rules life
 		}
 		hist = append(hist, lifecycle.HistoricalEvent{ContactKey: key, EventID: ev.ID, Proposal: proposal(ev, srcByID[ev.SourceID])})
 	}
+	if err := holdTripped(ctx, st, workspaceID, hist, contactOf); err != nil {
+		return res, err
+	}
 	rep := lifecycle.DryRun(rules, hist)
 	res.Report, res.Events, res.Totals = rep, len(hist), rep.Totals
 	res.FinalStages = rep.FinalStages()
@@ -81,6 +85,31 @@ func DryRun(ctx context.Context, st *models.Store, workspaceID int64, rules life
 	}
 	sort.Slice(res.StageChanges, func(i, j int) bool { return res.StageChanges[i].ContactKey < res.StageChanges[j].ContactKey })
 	return res, nil
+}
+
+// holdTripped marks the events of contacts whose loop breaker is tripped:
+// the apply job would hold every change to them as loop_suspected dead
+// letters until an operator resets the breaker, so the preview does too.
+// The breaker's Postgres record is read, never its Redis counter, so a
+// preview counts nothing.
+func holdTripped(ctx context.Context, st *models.Store, workspaceID int64, hist []lifecycle.HistoricalEvent, contactOf map[string]string) error {
+	holds := map[string]*lifecycle.Hold{}
+	for key, cid := range contactOf {
+		b, err := st.BreakerGet(ctx, workspaceID, cid)
+		if errors.Is(err, models.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("apply: dry-run loop breaker of %s: %w", cid, err)
+		}
+		if b.Status == models.BreakerTripped {
+			holds[key] = &lifecycle.Hold{Rule: "loop_breaker", Kind: models.KindLoopSuspected, Reason: b.Reason}
+		}
+	}
+	for i := range hist {
+		hist[i].Hold = holds[hist[i].ContactKey]
+	}
+	return nil
 }
 
 // identityKey groups events by the person they identify (email, else phone).
