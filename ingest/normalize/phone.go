@@ -61,8 +61,17 @@ func Phone(raw, defaultRegion string) Value {
 	if !phonenumbers.IsValidNumber(num) {
 		return invalid(raw, "not a valid number")
 	}
-	return Value{Value: phonenumbers.Format(num, phonenumbers.E164), Raw: raw, Valid: true}
+	e164 := phonenumbers.Format(num, phonenumbers.E164)
+	if len(e164)-1 > e164MaxDigits {
+		// libphonenumber accepts some long national numbers (German ones among them) whose international
+		// form has more digits than E.164 allows; no CRM or carrier takes those.
+		return invalid(raw, "longer than an international (E.164) number can be")
+	}
+	return Value{Value: e164, Raw: raw, Valid: true}
 }
+
+// e164MaxDigits is E.164's limit on the digits of an international number, country code included.
+const e164MaxDigits = 15
 
 // internationalPrefix rewrites a leading "00" (the international call prefix almost everywhere outside
 // North America) to "+", so "0049…" reads as a German number whatever the default region is.

@@ -28,6 +28,7 @@ func TestPhone(t *testing.T) {
 		{"vanity letters", "1-800-FLOWERS", "US", "", "contains letters"},
 		{"words", "call me", "US", "", "contains letters"},
 		{"absurd long", "12345678901234567890", "US", "", "too long"},
+		{"German national longer than E.164 allows", "20100000000000", "DE", "", "longer than an international (E.164) number can be"},
 		{"no digits", "+() -", "US", "", "no digits"},
 		{"too short", "12345", "US", "", "not a valid number"},
 		{"unassigned area code", "(099) 555-0134", "US", "", "not a valid number"},
