@@ -117,8 +117,9 @@ func (a *activeCampaign) sync(ctx context.Context, c Contact, res *Result) error
 	if remote.id == "" && c.Email == "" && !a.cfg.AllowNullEmail {
 		return a.noNullEmail(c)
 	}
-	p := planWrites(wants, remote.values, remote.id != "", c.Previous)
+	p := planWrites(wants, remote.values, remote.id != "", c.Previous, c.InDoubt)
 	res.Conflicts = p.conflicts
+	res.InDoubt = inDoubt(c, p.writes)
 
 	deal := dealStep{}
 	if a.cfg.StageMode == StageModeDeal && c.Stage != "" && remote.id != "" {

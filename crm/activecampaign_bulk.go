@@ -210,6 +210,10 @@ func (a *activeCampaign) bulkImport(ctx context.Context, batch []Contact, idx []
 			continue
 		}
 		it.i = i
+		// Should the import's answer be lost, the values it carried may stand in AC: a contact handed on to
+		// Upsert, now or on a later try, must not take them for a person's edit.
+		batch[i].InDoubt = inDoubt(batch[i], it.written)
+		out[i].InDoubt = batch[i].InDoubt
 		items = append(items, it)
 	}
 	share(out, idx, calls)

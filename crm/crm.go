@@ -75,6 +75,10 @@ type Contact struct {
 	// Previous is what leadgate last wrote for each remote field (Result.Written of the last sync),
 	// used to detect edits made since by a human or another integration.
 	Previous map[string]string
+	// InDoubt is what leadgate sent in writes whose answer never came (a timeout, a 5xx, a request cut off
+	// by a shutdown): the CRM may hold these values, so a remote value equal to one is leadgate's own write,
+	// not an edit to keep. Cleared by the next delivered write.
+	InDoubt map[string]string
 }
 
 // Config configures one destination.
@@ -129,6 +133,9 @@ type Result struct {
 	// Written is the new "what leadgate last wrote" map: Previous with this sync's writes applied. Store it
 	// and pass it back as Contact.Previous next time. Conflicted fields keep leadgate's last value.
 	Written map[string]string
+	// InDoubt, on a failed result, is Contact.InDoubt with the values this attempt planned to write: what
+	// the CRM may hold if the failed request reached it. Store it and pass it back as Contact.InDoubt.
+	InDoubt map[string]string
 }
 
 // FieldConflict is a human (or other integration) edit since our last write: we did not overwrite it.

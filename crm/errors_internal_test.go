@@ -88,24 +88,31 @@ func TestPlanWrites(t *testing.T) {
 		remote    map[string]string
 		exists    bool
 		prev      map[string]string
+		doubt     map[string]string
 		writes    map[string]string
 		conflicts int
 	}{
-		{"new contact: everything", nil, false, nil,
+		{"new contact: everything", nil, false, nil, nil,
 			map[string]string{"firstName": "Jane", "phone": "+14155550134", "utm": "ads", "stage": "sql"}, 0},
-		{"equal values (phone formatting ignored): nothing", map[string]string{"firstName": "Jane", "phone": "+1 (415) 555-0134", "utm": "x", "stage": "sql"}, true, nil,
+		{"equal values (phone formatting ignored): nothing", map[string]string{"firstName": "Jane", "phone": "+1 (415) 555-0134", "utm": "x", "stage": "sql"}, true, nil, nil,
 			map[string]string{}, 0},
-		{"first touch set remotely is kept", map[string]string{"utm": "google"}, true, nil,
+		{"first touch set remotely is kept", map[string]string{"utm": "google"}, true, nil, nil,
 			map[string]string{"firstName": "Jane", "phone": "+14155550134", "stage": "sql"}, 0},
 		{"remote changed since our write: conflict", map[string]string{"firstName": "Janet", "stage": "engaged"}, true,
-			map[string]string{"firstName": "Jane", "stage": "engaged"},
+			map[string]string{"firstName": "Jane", "stage": "engaged"}, nil,
 			map[string]string{"phone": "+14155550134", "utm": "ads", "stage": "sql"}, 1},
-		{"human cleared a field we wrote: conflict", map[string]string{"stage": ""}, true, map[string]string{"stage": "engaged"},
+		{"human cleared a field we wrote: conflict", map[string]string{"stage": ""}, true, map[string]string{"stage": "engaged"}, nil,
 			map[string]string{"firstName": "Jane", "phone": "+14155550134", "utm": "ads"}, 1},
+		{"remote holds what a write with a lost answer sent: ours, overwritten", map[string]string{"firstName": "Jane", "stage": "mql"}, true,
+			map[string]string{"firstName": "Jane", "stage": "engaged"}, map[string]string{"stage": "mql"},
+			map[string]string{"phone": "+14155550134", "utm": "ads", "stage": "sql"}, 0},
+		{"remote holds neither our last nor the in-doubt value: an edit", map[string]string{"firstName": "Jane", "stage": "customer"}, true,
+			map[string]string{"firstName": "Jane", "stage": "engaged"}, map[string]string{"stage": "mql"},
+			map[string]string{"phone": "+14155550134", "utm": "ads"}, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := planWrites(wants, tc.remote, tc.exists, tc.prev)
+			p := planWrites(wants, tc.remote, tc.exists, tc.prev, tc.doubt)
 			if len(p.writes) != len(tc.writes) || len(p.conflicts) != tc.conflicts {
 				t.Fatalf("writes %v conflicts %v, want %v and %d conflicts", p.writes, p.conflicts, tc.writes, tc.conflicts)
 			}

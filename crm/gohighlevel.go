@@ -112,8 +112,9 @@ func (g *goHighLevel) sync(ctx context.Context, c Contact, res *Result) error {
 	}
 	existing := remote.id != ""
 	if existing {
-		p = planUpdate(wants, remote, c.Previous)
+		p = planUpdate(wants, remote, c.Previous, c.InDoubt)
 	}
+	res.InDoubt = inDoubt(c, p.writes)
 	res.RemoteID = id
 	res.Conflicts = append(res.Conflicts, p.conflicts...)
 	written := p.written

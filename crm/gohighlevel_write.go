@@ -96,7 +96,7 @@ func withoutPhone(p *plan, c Contact, holder string) FieldConflict {
 
 // create writes a new record with POST /contacts/ (201 {"contact"}).
 func (g *goHighLevel) create(ctx context.Context, c Contact, wants []want, fields map[string]ghlField, holder string, calls *int) (ghlInserted, error) {
-	p := planWrites(wants, nil, false, c.Previous)
+	p := planWrites(wants, nil, false, c.Previous, nil)
 	var conflicts []FieldConflict
 	phoneKey := ghlNative[namePhone]
 	if _, sends := p.writes[phoneKey]; sends && holder != "" {
@@ -226,8 +226,8 @@ func (g *goHighLevel) checkWrite(ctx context.Context, c Contact, fields map[stri
 
 // planUpdate plans the writes to an existing record. PUT /contacts/{id} (UpdateContactDto) has no
 // companyName: the company set when the record was created stays, and Written keeps what it was.
-func planUpdate(wants []want, r ghlRemote, prev map[string]string) plan {
-	p := planWrites(wants, r.values, true, prev)
+func planUpdate(wants []want, r ghlRemote, prev, doubt map[string]string) plan {
+	p := planWrites(wants, r.values, true, prev, doubt)
 	if _, ok := p.writes[ghlNative[nameCompany]]; ok {
 		unwrite(&p, prev, ghlNative[nameCompany])
 	}

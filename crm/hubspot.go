@@ -178,7 +178,8 @@ func (h *hubSpot) properties(items []*hsItem) []string {
 // silently ignored by HubSpot, so it is done as clear-then-set in two sequential requests, and only when
 // leadgate itself set the current value (a stage reached in the CRM without us is never pushed back).
 func (h *hubSpot) plan(ctx context.Context, it *hsItem) {
-	it.p = planWrites(it.wants, it.remote, it.remote != nil, it.c.Previous)
+	defer func() { it.res.InDoubt = inDoubt(it.c, it.p.writes) }()
+	it.p = planWrites(it.wants, it.remote, it.remote != nil, it.c.Previous, it.c.InDoubt)
 	if h.cfg.StageField != hsLifecycle || it.remote == nil {
 		return
 	}
@@ -188,7 +189,7 @@ func (h *hubSpot) plan(ctx context.Context, it *hsItem) {
 		return
 	}
 	prev, had := it.c.Previous[hsLifecycle]
-	if had && sameValue(prev, cur) {
+	if had && sameValue(prev, cur) || sentInDoubt(it.c.InDoubt, hsLifecycle, cur) {
 		it.p.writes[hsLifecycle] = ""
 		it.backward = target
 		return

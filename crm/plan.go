@@ -99,7 +99,10 @@ type plan struct {
 // planWrites decides field by field. For a contact that does not exist yet everything is written. For an
 // existing one a field is skipped when the remote already holds the value, when it is first-touch and the
 // remote is set, or when the remote differs from what leadgate last wrote (a human edit: a conflict).
-func planWrites(wants []want, remote map[string]string, exists bool, prev map[string]string) plan {
+//
+// doubt (Contact.InDoubt) widens "what leadgate last wrote": a remote value equal to a value sent in a
+// write whose answer was lost is leadgate's own, so it is overwritten, not kept as an edit.
+func planWrites(wants []want, remote map[string]string, exists bool, prev, doubt map[string]string) plan {
 	p := plan{writes: map[string]string{}, written: maps.Clone(prev)}
 	if p.written == nil {
 		p.written = map[string]string{}
@@ -118,7 +121,7 @@ func planWrites(wants []want, remote map[string]string, exists bool, prev map[st
 			}
 		case w.firstTouch && strings.TrimSpace(cur) != "":
 			// First-touch attribution already set remotely: never overwritten.
-		case hasPrev(prev, w.key) && !sameValue(cur, prev[w.key]):
+		case hasPrev(prev, w.key) && !sameValue(cur, prev[w.key]) && !sentInDoubt(doubt, w.key, cur):
 			p.conflicts = append(p.conflicts, FieldConflict{Field: w.key, OurLast: prev[w.key], Remote: cur})
 		default:
 			p.writes[w.key] = w.value
@@ -126,6 +129,26 @@ func planWrites(wants []want, remote map[string]string, exists bool, prev map[st
 		}
 	}
 	return p
+}
+
+// sentInDoubt reports whether cur is a value leadgate sent for key in a write whose outcome is unknown.
+func sentInDoubt(doubt map[string]string, key, cur string) bool {
+	v, ok := doubt[key]
+	return ok && sameValue(cur, v)
+}
+
+// inDoubt is what the CRM may hold from leadgate if writes fail without a trustworthy answer: c.InDoubt
+// with writes over it (Result.InDoubt).
+func inDoubt(c Contact, writes map[string]string) map[string]string {
+	if len(c.InDoubt) == 0 && len(writes) == 0 {
+		return nil
+	}
+	out := maps.Clone(c.InDoubt)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, writes)
+	return out
 }
 
 func hasPrev(prev map[string]string, key string) bool {

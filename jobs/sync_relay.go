@@ -124,6 +124,9 @@ func (r *SyncRelay) sendVia(ctx context.Context, d models.Destination, conn *Con
 	}
 	ctx, count := withSendCount(ctx)
 	results := upsert(ctx, batch)
+	if err := r.recordInDoubt(context.WithoutCancel(ctx), d.ID, results); err != nil {
+		return err
+	}
 	if ctx.Err() != nil {
 		// Shutdown: what the CRM did with the batch is unknown; resending is safe (found by email/phone),
 		// so the batch is handed back now rather than after the lease.
@@ -172,7 +175,22 @@ func desired(c models.Contact, st models.SyncState) crm.Contact {
 	return crm.Contact{LeadgateID: c.ID, Version: c.Version, RemoteID: st.RemoteID,
 		Email: deref(c.Email), Phone: deref(c.Phone), FirstName: deref(c.FirstName), LastName: deref(c.LastName), Company: deref(c.Company),
 		Stage: c.Stage, Fields: c.Fields, FirstTouch: c.FirstTouch, Tags: c.Tags, Score: c.Score,
-		SubmissionCount: c.SubmissionCount, LastActivityAt: c.LastActivityAt, Previous: st.Written}
+		SubmissionCount: c.SubmissionCount, LastActivityAt: c.LastActivityAt, Previous: st.Written, InDoubt: st.InDoubt}
+}
+
+// recordInDoubt keeps what the batch's writes may have left in the CRM (crm.Result.InDoubt) before any
+// outcome is recorded: a lost answer is not a refusal, and the next write of such a contact must not
+// mistake leadgate's own earlier value for a person's edit and keep it. Every result counts, not only the
+// failed ones: a delivered write whose outcome is then not recorded (a shutdown, Postgres gone) is resent
+// like a failed one. SyncDone clears the entries of the writes it records.
+func (r *SyncRelay) recordInDoubt(ctx context.Context, destID int64, results []crm.Result) error {
+	doubt := map[string]map[string]string{}
+	for _, res := range results {
+		if len(res.InDoubt) > 0 {
+			doubt[res.LeadgateID] = res.InDoubt
+		}
+	}
+	return r.Store.SyncRecordInDoubt(ctx, destID, doubt)
 }
 
 func conflicts(in []crm.FieldConflict) []models.SyncConflict {

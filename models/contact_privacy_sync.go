@@ -26,7 +26,7 @@ func (s *Store) ContactRemoteIDs(ctx context.Context, contactID string) (map[int
 func EraseSyncState(ctx context.Context, st *Store, c Contact) error {
 	db := st.db.WithContext(ctx)
 	for _, q := range []string{
-		`UPDATE sync_state SET written = '{}' WHERE contact_id = ?`,
+		`UPDATE sync_state SET written = '{}', in_doubt = NULL WHERE contact_id = ?`,
 		`DELETE FROM sync_conflicts WHERE contact_id = ?`,
 		`DELETE FROM sync_drift WHERE contact_id = ?`,
 		`DELETE FROM sync_queue WHERE contact_id = ?`,

@@ -230,7 +230,7 @@ func (s *Store) SyncDone(ctx context.Context, destinationID int64, outs []SyncOu
 			}
 			if err := db.Exec(`INSERT INTO sync_state (destination_id, contact_id, remote_id, written, last_version, synced_at)
 				VALUES (?, ?, ?, ?, ?, now())
-				ON CONFLICT (destination_id, contact_id) DO UPDATE SET remote_id = EXCLUDED.remote_id, written = EXCLUDED.written,
+				ON CONFLICT (destination_id, contact_id) DO UPDATE SET remote_id = EXCLUDED.remote_id, written = EXCLUDED.written, in_doubt = NULL,
 				  last_version = greatest(sync_state.last_version, EXCLUDED.last_version), synced_at = now()`,
 				destinationID, o.ContactID, o.RemoteID, written, o.Version).Error; err != nil {
 				return fmt.Errorf("models: sync done: state: %w", err)

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -16,6 +17,8 @@ type SyncState struct {
 	LastVersion   int64
 	SyncedAt      *time.Time
 	Imported      bool
+	// InDoubt is what leadgate sent in writes whose answer never came (crm.Contact.InDoubt).
+	InDoubt map[string]string `gorm:"serializer:json;type:jsonb"`
 }
 
 // TableName maps SyncState to sync_state.
@@ -56,6 +59,26 @@ func (s *Store) SyncLoad(ctx context.Context, destinationID int64, contactIDs []
 		states[st.ContactID] = st
 	}
 	return contacts, states, nil
+}
+
+// SyncRecordInDoubt records, per contact, what a failed write sent without a trustworthy answer
+// (crm.Result.InDoubt), so the next write of the contact knows those values may be leadgate's own.
+func (s *Store) SyncRecordInDoubt(ctx context.Context, destinationID int64, doubt map[string]map[string]string) error {
+	if len(doubt) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(doubt)
+	if err != nil {
+		return fmt.Errorf("models: record in-doubt writes: encode: %w", err)
+	}
+	// In contact order, like SyncDone, so the two lock the same rows in the same order.
+	err = s.db.WithContext(ctx).Exec(`INSERT INTO sync_state (destination_id, contact_id, in_doubt)
+		SELECT ?, key::uuid, value FROM jsonb_each(?::jsonb) ORDER BY key
+		ON CONFLICT (destination_id, contact_id) DO UPDATE SET in_doubt = EXCLUDED.in_doubt`, destinationID, string(b)).Error
+	if err != nil {
+		return fmt.Errorf("models: record in-doubt writes of destination %d: %w", destinationID, err)
+	}
+	return nil
 }
 
 // SyncStateGet returns one contact's state at a destination (ErrNotFound when never synced).
