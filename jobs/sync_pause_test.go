@@ -103,7 +103,10 @@ func TestHalfConfiguredActiveCampaignPausesThenDeliversEveryContactOnceAfterLoop
 		}()
 	}
 	wg.Wait()
-	time.Sleep(300 * time.Millisecond) // the relay and the probe see the last changes
+	// The relay and the probe see the last changes: every contact queued (and held), the destination paused.
+	for deadline := time.Now().Add(20 * time.Second); (e.pending(d) < contacts || !e.destination(d.ID).Paused) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	stop()
 	bg.Wait()
 
