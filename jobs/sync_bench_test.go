@@ -1,6 +1,8 @@
 package jobs_test
 
 import (
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -304,4 +306,21 @@ func perSecond(times []time.Time) []int {
 		out[i]++
 	}
 	return out
+}
+
+// loadSize reads LEADGATE_SYNC_LOAD_CONTACTS / _CHANGES (defaults keep the test around half a minute).
+func loadSize(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+func stageRank(stages []string, s string) int {
+	for i, x := range stages {
+		if x == s {
+			return i
+		}
+	}
+	return 0
 }

@@ -1,3 +1,5 @@
+//go:build proof
+
 package jobs_test
 
 import (
@@ -19,14 +21,6 @@ import (
 	"github.com/leadgate/leadgate/jobs"
 	"github.com/leadgate/leadgate/models"
 )
-
-// loadSize reads LEADGATE_SYNC_LOAD_CONTACTS / _CHANGES (defaults keep the test around half a minute).
-func loadSize(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
 
 // changeLoad writes `changes` changes spread at random over `contacts` contacts while a relay drains
 // concurrently (pausing 100 ms every `pace` changes, so that changes keep arriving while the relay works),
@@ -66,15 +60,6 @@ func changeLoad(t *testing.T, e *syncEnv, d models.Destination, contacts, change
 	cancel()
 	wg.Wait()
 	return cs
-}
-
-func stageRank(stages []string, s string) int {
-	for i, x := range stages {
-		if x == s {
-			return i
-		}
-	}
-	return 0
 }
 
 // loadReport is what a load run measured.

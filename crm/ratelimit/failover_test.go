@@ -1,3 +1,5 @@
+//go:build proof
+
 package ratelimit_test
 
 import (

@@ -1,3 +1,5 @@
+//go:build proof
+
 package app_test
 
 import (

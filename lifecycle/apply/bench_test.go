@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/leadgate/leadgate/lifecycle"
 	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
 )
@@ -234,4 +235,16 @@ func BenchmarkCommit(b *testing.B) {
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "commits/s")
 		})
 	}
+}
+
+// raceRules are the default stages plus side effects on creation and on
+// entering Engaged and SQL, so the outbox has something to duplicate.
+func raceRules() lifecycle.Rules {
+	r := lifecycle.DefaultRules()
+	r.SideEffects = []lifecycle.SideEffectRule{
+		{On: "created", Action: "start_onboarding"},
+		{On: "enter:Engaged", Action: "nurture"},
+		{On: "enter:SQL", Action: "sales_task"},
+	}
+	return r
 }

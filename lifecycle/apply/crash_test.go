@@ -1,3 +1,5 @@
+//go:build proof
+
 package apply_test
 
 import (

@@ -1,3 +1,5 @@
+//go:build proof
+
 package apply_test
 
 import (
@@ -11,18 +13,6 @@ import (
 	"github.com/leadgate/leadgate/lifecycle"
 	"github.com/leadgate/leadgate/models"
 )
-
-// raceRules are the default stages plus side effects on creation and on
-// entering Engaged and SQL, so the outbox has something to duplicate.
-func raceRules() lifecycle.Rules {
-	r := lifecycle.DefaultRules()
-	r.SideEffects = []lifecycle.SideEffectRule{
-		{On: "created", Action: "start_onboarding"},
-		{On: "enter:Engaged", Action: "nurture"},
-		{On: "enter:SQL", Action: "sales_task"},
-	}
-	return r
-}
 
 // person is one simulated lead of the race.
 type person struct {
