@@ -50,7 +50,7 @@ func newStack(t *testing.T) *stack {
 	}
 	base := "http://" + ln.Addr().String()
 	env := map[string]string{
-		"LEADGATE_DATABASE_URL":       testkit.Database(t),
+		"LEADGATE_DATABASE_URL":       testkit.MigratedDatabase(t),
 		"LEADGATE_REDIS_URL":          testkit.RedisDB(t),
 		"LEADGATE_SECRET_KEY":         "e2e-test-secret-key-0123456789",
 		"LEADGATE_SPOOL_DIR":          "off",

@@ -35,7 +35,7 @@ type guardEnv struct {
 
 func newGuardEnv(t *testing.T) *guardEnv {
 	t.Helper()
-	env := map[string]string{"LEADGATE_DATABASE_URL": testkit.Database(t), "LEADGATE_REDIS_URL": testkit.RedisDB(t),
+	env := map[string]string{"LEADGATE_DATABASE_URL": testkit.MigratedDatabase(t), "LEADGATE_REDIS_URL": testkit.RedisDB(t),
 		"LEADGATE_SECRET_KEY": "guards-test-secret-0123456789", "LEADGATE_SPOOL_DIR": "off",
 		"LEADGATE_EGRESS_ALLOWED_HOSTS": "127.0.0.1"}
 	cfg, err := config.FromEnv(func(k string) string { return env[k] })

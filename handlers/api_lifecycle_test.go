@@ -38,7 +38,7 @@ type lcEnv struct {
 func newLCEnv(t *testing.T) *lcEnv {
 	t.Helper()
 	env := map[string]string{
-		"LEADGATE_DATABASE_URL": testkit.Database(t),
+		"LEADGATE_DATABASE_URL": testkit.MigratedDatabase(t),
 		"LEADGATE_REDIS_URL":    testkit.RedisDB(t),
 		"LEADGATE_SECRET_KEY":   "lifecycle-test-secret-0123456789",
 		"LEADGATE_SPOOL_DIR":    "off",

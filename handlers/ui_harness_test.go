@@ -46,7 +46,7 @@ func newUIEnv(t *testing.T) *uiEnv {
 func newUIEnvWith(t *testing.T, override map[string]string) *uiEnv {
 	t.Helper()
 	env := map[string]string{
-		"LEADGATE_DATABASE_URL": testkit.Database(t),
+		"LEADGATE_DATABASE_URL": testkit.MigratedDatabase(t),
 		"LEADGATE_REDIS_URL":    testkit.RedisDB(t),
 		"LEADGATE_SECRET_KEY":   "ui-test-secret-key-0123456789",
 		"LEADGATE_SPOOL_DIR":    "off",

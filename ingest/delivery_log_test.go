@@ -15,7 +15,7 @@ import (
 func deliveryLogStore(t *testing.T) (*models.Store, models.Source) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := models.Open(ctx, testkit.Database(t), slog.New(slog.DiscardHandler))
+	st, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

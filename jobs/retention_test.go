@@ -20,7 +20,7 @@ func retentionStore(t *testing.T) *models.Store {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := models.Open(ctx, testkit.Database(t), log)
+	st, err := models.Open(ctx, testkit.MigratedDatabase(t), log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func TestTheSchedulerEnqueuesThroughRedisSentinelAcrossAFailoverAndOnACluster(t 
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := models.Open(context.Background(), testkit.Database(t), slog.New(slog.NewTextHandler(io.Discard, nil)))
+			st, err := models.Open(context.Background(), testkit.MigratedDatabase(t), slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}

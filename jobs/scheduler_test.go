@@ -22,7 +22,7 @@ import (
 func TestTwoSchedulerReplicasProduceEachJobOnce(t *testing.T) {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	dbURL := testkit.Database(t)
+	dbURL := testkit.MigratedDatabase(t)
 	redisURL := testkit.RedisDB(t)
 	ropt, err := asynq.ParseRedisURI(redisURL)
 	if err != nil {

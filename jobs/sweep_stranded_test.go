@@ -99,7 +99,7 @@ func (c *claimTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Trac
 // Redis data) wait for nobody while the worker's drainer idles; the stranded sweep leaves one trigger,
 // a worker's asynq server hands it to the drainer, and every event is applied.
 func TestTheSweepGetsEventsAppliedWhoseBatchTriggerWasLost(t *testing.T) {
-	dsn := testkit.Database(t)
+	dsn := testkit.MigratedDatabase(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -37,7 +37,7 @@ func newSyncEnv(t testing.TB) *syncEnv {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := models.Open(ctx, testkit.Database(t), log)
+	store, err := models.Open(ctx, testkit.MigratedDatabase(t), log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 func TestBatchLookupsReadOnlyTheirKeys(t *testing.T) {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := Open(ctx, testkit.Database(t), log)
+	st, err := Open(ctx, testkit.MigratedDatabase(t), log)
 	if err != nil {
 		t.Fatal(err)
 	}

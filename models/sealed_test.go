@@ -16,7 +16,7 @@ import (
 func TestSecretsResealMovesEverySecretToTheNewKey(t *testing.T) {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := models.Open(ctx, testkit.Database(t), log)
+	st, err := models.Open(ctx, testkit.MigratedDatabase(t), log)
 	if err != nil {
 		t.Fatal(err)
 	}

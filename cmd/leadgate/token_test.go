@@ -145,7 +145,7 @@ func TestTokenCreateWorkspaceScope(t *testing.T) {
 func migratedStore(t *testing.T) (*models.Store, string) {
 	t.Helper()
 	ctx := context.Background()
-	dbURL := testkit.Database(t)
+	dbURL := testkit.MigratedDatabase(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store, err := models.Open(ctx, dbURL, log)
 	if err != nil {

@@ -67,7 +67,7 @@ func hubspotFake(t *testing.T, token string) *httptest.Server {
 func newService(t *testing.T) (*hydrate.Service, *models.Store, *secretbox.Box) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := models.Open(ctx, testkit.Database(t), slog.New(slog.DiscardHandler))
+	store, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 func newSandbox(t *testing.T, opts sandbox.Options) (*sandbox.Sandbox, *models.Store) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := models.Open(ctx, testkit.Database(t), slog.New(slog.DiscardHandler))
+	store, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 func newStore(t *testing.T) *models.Store {
 	t.Helper()
 	ctx := context.Background()
-	st, err := models.Open(ctx, testkit.Database(t), slog.New(slog.DiscardHandler))
+	st, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

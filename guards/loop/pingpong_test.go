@@ -203,7 +203,7 @@ func newRedis(t *testing.T) *redis.Client {
 func newStore(t *testing.T) *models.Store {
 	t.Helper()
 	ctx := context.Background()
-	st, err := models.Open(ctx, testkit.Database(t), slog.New(slog.DiscardHandler))
+	st, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func newHarness(t testing.TB, o opts) *harness {
 	log := testLogger()
 	dbURL := o.dbURL
 	if dbURL == "" {
-		dbURL = testkit.Database(t)
+		dbURL = testkit.MigratedDatabase(t)
 	}
 	redisURL := o.redisURL
 	if redisURL == "" {

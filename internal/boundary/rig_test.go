@@ -67,7 +67,7 @@ func newRig(t *testing.T, points ...string) *rig {
 	dir := t.TempDir()
 	r := &rig{t: t, ctx: ctx, fpDir: filepath.Join(dir, "failpoints"), hooks: map[string]hook{},
 		recv: newReceiver(t), graph: newGraph(t)}
-	dbURL, redisURL := testkit.Database(t), testkit.RedisDB(t)
+	dbURL, redisURL := testkit.MigratedDatabase(t), testkit.RedisDB(t)
 	pool, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func TestDemoBringsEveryDashboardSectionToLife(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	env := map[string]string{"LEADGATE_DATABASE_URL": testkit.Database(t), "LEADGATE_REDIS_URL": testkit.RedisDB(t),
+	env := map[string]string{"LEADGATE_DATABASE_URL": testkit.MigratedDatabase(t), "LEADGATE_REDIS_URL": testkit.RedisDB(t),
 		"LEADGATE_PUBLIC_URL": base, "LEADGATE_SPOOL_DIR": "off", "LEADGATE_SECRET_KEY": "demo-test-secret-key-0123456789",
 		"LEADGATE_EGRESS_ALLOWED_HOSTS": "127.0.0.1"}
 	cfg, err := config.FromEnv(func(k string) string { return env[k] })

@@ -21,7 +21,13 @@ const defaultAdminURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=dis
 // returns its URL. The database is dropped WITH (FORCE) in t.Cleanup.
 func Database(t testing.TB) string {
 	t.Helper()
-	admin := cmp.Or(os.Getenv("TEST_DATABASE_URL"), defaultAdminURL)
+	return createDatabase(t, cmp.Or(os.Getenv("TEST_DATABASE_URL"), defaultAdminURL), "")
+}
+
+// createDatabase creates a database for t on the admin server (a copy of template when one is named),
+// dropped when t ends, and returns its URL.
+func createDatabase(t testing.TB, admin, template string) string {
+	t.Helper()
 	u, err := url.Parse(admin)
 	if err != nil {
 		t.Fatalf("testkit: TEST_DATABASE_URL is not a URL: %v", err)
@@ -30,7 +36,11 @@ func Database(t testing.TB) string {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := adminExec(ctx, admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if template != "" {
+		create += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
+	}
+	if err := adminExec(ctx, admin, create); err != nil {
 		t.Fatalf("testkit: create database %s on %s: %v", name, u.Redacted(), err)
 	}
 	t.Cleanup(func() {
@@ -45,8 +55,6 @@ func Database(t testing.TB) string {
 	return u.String()
 }
 
-// adminExec runs one statement on its own connection; CREATE and DROP
-// DATABASE cannot run inside a transaction or pool session state.
 func adminExec(ctx context.Context, admin, sql string) error {
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {

@@ -71,7 +71,7 @@ func newEnv(t testing.TB) *env {
 func newEnvWith(t testing.TB, opts ...models.Option) *env {
 	t.Helper()
 	ctx := context.Background()
-	store, err := models.Open(ctx, testkit.Database(t), testLogger(), opts...)
+	store, err := models.Open(ctx, testkit.MigratedDatabase(t), testLogger(), opts...)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -91,7 +91,7 @@ func newStack(t testing.TB) *stack {
 	s := &stack{t: t, ctx: ctx, workers: map[string]*worker{}}
 	s.srv = httptest.NewUnstartedServer(nil)
 	s.env = map[string]string{
-		"LEADGATE_DATABASE_URL":       testkit.Database(t),
+		"LEADGATE_DATABASE_URL":       testkit.MigratedDatabase(t),
 		"LEADGATE_REDIS_URL":          testkit.RedisDB(t),
 		"LEADGATE_SECRET_KEY":         "apply-race-test-secret-0123456789",
 		"LEADGATE_PUBLIC_URL":         "http://" + s.srv.Listener.Addr().String(),
