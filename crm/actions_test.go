@@ -83,6 +83,7 @@ var allActions = []string{crm.ActionAddTag, crm.ActionAddToList, crm.ActionStart
 // Each supported action has its effect once, even when run twice under the same stable id (a retry after a
 // lost answer); an unsupported action or a missing param is an Invalid error that sends nothing.
 func TestRunActionContract(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	params := map[string]map[string]string{
 		crm.ActionAddTag:          {"tag": "vip"},
@@ -154,6 +155,7 @@ func TestRunActionContract(t *testing.T) {
 // A task whose create answered 503 was not created: the retry creates exactly one. A second stable id is a
 // second task.
 func TestRunActionCreateTaskAfter503(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for kind, build := range actionFakes(t) {
 		t.Run(kind, func(t *testing.T) {
@@ -237,6 +239,7 @@ func at(v any, keys ...string) any {
 // documented shape (ActiveCampaign v3 contacts/deals references, HubSpot lists v3 / tasks v3, GoHighLevel
 // contacts v2). The fakes reject what the references reject; this pins the fields themselves.
 func TestRunActionRequestsMatchSpec(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	type want struct {
 		method, path string                        // path "{id}" is replaced by the contact's id
@@ -379,6 +382,7 @@ func TestRunActionRequestsMatchSpec(t *testing.T) {
 // the tag, the subscription, the enrolment or the marker already there. (HubSpot's list add is documented
 // to ignore members already in the list, so it has no read and may be sent again.)
 func TestRunActionSecondRunSendsNoWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cases := []struct {
 		kind, action string
@@ -421,6 +425,7 @@ func TestRunActionSecondRunSendsNoWrite(t *testing.T) {
 // therefore leaves any existing status other than active alone (an Invalid error naming it, no write) and
 // sends nothing for a contact already subscribed.
 func TestRunActionActiveCampaignKeepsListStatus(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		status  string
@@ -455,6 +460,7 @@ func TestRunActionActiveCampaignKeepsListStatus(t *testing.T) {
 // HubSpot answers a list add for a record it does not know with 200 and the id in recordIdsMissing; that is
 // a NotFound error, not a success.
 func TestRunActionHubSpotListAddMissingRecord(t *testing.T) {
+	t.Parallel()
 	_, d := newHS(t, crmfake.HSOptions{})
 	err := d.(crm.ActionRunner).RunAction(context.Background(), "999999", crm.Action{StableID: "s1", Name: crm.ActionAddToList,
 		Params: map[string]string{"list": "55"}})
@@ -467,6 +473,7 @@ func TestRunActionHubSpotListAddMissingRecord(t *testing.T) {
 // HubSpot pages associations 500 at a time), and the marker of one stable id does not match inside
 // another's ("s1" is a prefix of "s10").
 func TestRunActionTaskMarker(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name      string
@@ -503,6 +510,7 @@ func TestRunActionTaskMarker(t *testing.T) {
 // GoHighLevel enrolments are guarded by a note carrying the stable id's marker: a note for this stable id
 // means the contact was enrolled already, a note for another id does not.
 func TestRunActionGoHighLevelEnrolmentMarker(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		note      string

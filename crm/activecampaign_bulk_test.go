@@ -53,6 +53,7 @@ func countPath(reqs []crmfake.Request, method, path string) int {
 // 12 contacts the import created get them in a second import that starts no automations, the 3 older ones
 // through the per-contact path, which reads first (and keeps the values they hold).
 func TestActiveCampaignBulkImportTracksBatchAndRecordsRemoteIDs(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	bi := bulkOf(t, d)
 	batch := bulkContacts(15)
@@ -122,6 +123,7 @@ func TestActiveCampaignBulkImportTracksBatchAndRecordsRemoteIDs(t *testing.T) {
 // contacts, contacts without an email, deal mode and notes go through the per-contact path; a contact the
 // import rejects is retried per contact and gets its exact error while the rest succeed.
 func TestActiveCampaignBulkImportRoutesWhatItCannotCarry(t *testing.T) {
+	t.Parallel()
 	t.Run("fewer than 10 live", func(t *testing.T) {
 		fake, d := newAC(t, crmfake.ACOptions{})
 		for _, r := range bulkOf(t, d).BulkImport(context.Background(), bulkContacts(9), crm.BulkOptions{Live: true}) {
@@ -174,6 +176,7 @@ func TestActiveCampaignBulkImportRoutesWhatItCannotCarry(t *testing.T) {
 // AC's importer answers its own rate limit with a 400 "Rate limit exceeded.": a rate limit for every
 // contact of the batch, not a validation error. A 503 while reading the status does not fail the batch.
 func TestActiveCampaignBulkImportRateLimit400AndStatus503(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{ImportsPerMinute: 1})
 	bi := bulkOf(t, d)
 	fake.FailNext(crmfake.Response{Method: http.MethodGet, Path: "/api/3/import/info", Status: http.StatusServiceUnavailable,
@@ -210,6 +213,7 @@ func TestActiveCampaignBulkImportRateLimit400AndStatus503(t *testing.T) {
 // The importer's single-contact limit is 20 a minute and its 400 carries no Retry-After: the wait is a
 // slot of that minute (3 s), not the 1 s default that would hit the limit again.
 func TestActiveCampaignBulkImportSingleContactLimitWaitsASlot(t *testing.T) {
+	t.Parallel()
 	_, d := newAC(t, crmfake.ACOptions{SingleImportsPerMinute: 1, ImportPolls: 1})
 	bi := bulkOf(t, d)
 	mustOK(t, bi.BulkImport(context.Background(), bulkContacts(1), crm.BulkOptions{})[0])
@@ -225,6 +229,7 @@ func TestActiveCampaignBulkImportSingleContactLimitWaitsASlot(t *testing.T) {
 // silently drops (listed in neither "success" nor "failure") are both sent again through the per-contact
 // path, which finds any earlier write by email, so each ends in the CRM exactly once with its values.
 func TestActiveCampaignBulkImportResendsFailedAndUnconfirmedRowsOnce(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{ImportPolls: 1})
 	batch := bulkContacts(20)
 	for i := range batch {
@@ -257,6 +262,7 @@ func TestActiveCampaignBulkImportResendsFailedAndUnconfirmedRowsOnce(t *testing.
 // before goes through the per-contact path, which reads first, keeps the edit and reports the conflict;
 // the rest of the burst goes through the importer with the account's automations (setting "live").
 func TestActiveCampaignLiveBulkImportLeavesConflictChecksToThePerContactPath(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{ImportPolls: 1})
 	batch := bulkContacts(12)
 	for i := range batch {

@@ -37,6 +37,7 @@ func phoneOnly(id, phone string) crm.Contact {
 // A phone-only lead at an account that cannot hold a contact without an email is a fact of the
 // destination's setup (every such lead fails the same way), not a contact to dead-letter or retry.
 func TestActiveCampaignPhoneOnlyLeadWithoutTheNullEmailOptionIsASetupFault(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	r := upsertOne(t, d, phoneOnly("lg-p", "+14155550134"))
 	if crm.ClassOf(r.Err) != crm.Setup || r.Err == nil || !strings.Contains(r.Err.Error(), "allow_null_email") {
@@ -57,6 +58,7 @@ func TestActiveCampaignPhoneOnlyLeadWithoutTheNullEmailOptionIsASetupFault(t *te
 
 // With the option, a phone-only contact is created with allowNullEmail, as the reference requires.
 func TestActiveCampaignPhoneOnlyLeadIsCreatedWithAllowNullEmail(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{AllowNullEmail: true}, func(c *crm.Config) { c.AllowNullEmail = true })
 	r := upsertOne(t, d, phoneOnly("lg-p", "+14155550134"))
 	mustOK(t, r)
@@ -75,6 +77,7 @@ func TestActiveCampaignPhoneOnlyLeadIsCreatedWithAllowNullEmail(t *testing.T) {
 // AC keeps a phone as typed and its phone filter is a prefix match on that string: a phone-only lead we
 // hold as +14155550134 finds the contact stored as "(415) 555-0134" and the other usual forms.
 func TestActiveCampaignPhoneOnlyLeadFindsThePhoneAsTyped(t *testing.T) {
+	t.Parallel()
 	for _, stored := range []string{"(415) 555-0134", "415-555-0134", "415.555.0134", "4155550134", "+1 (415) 555-0134",
 		"+1 415-555-0134", "14155550134"} {
 		t.Run(stored, func(t *testing.T) {
@@ -93,6 +96,7 @@ func TestActiveCampaignPhoneOnlyLeadFindsThePhoneAsTyped(t *testing.T) {
 // A new lead with an email costs one search and one write: at an account without phone-only contacts a
 // phone match would carry another email (another person), so the phone is not looked up.
 func TestActiveCampaignNewLeadCostsOneSearchAndOneWrite(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	mustOK(t, upsertOne(t, d, liveLead(0))) // loads the field list
 	before := len(fake.Requests())
@@ -126,6 +130,7 @@ func paths(reqs []crmfake.Request) []string {
 // Deals: where the pipeline does not auto-assign, the deal names an owner (the configured one, else the
 // API token's user); its currency is the pipeline's.
 func TestActiveCampaignDealNamesAnOwnerWhereThePipelineDoesNotAutoAssign(t *testing.T) {
+	t.Parallel()
 	pipes := []crmfake.ACPipeline{{ID: "7", Title: "Leads", Currency: "eur", NoAutoAssign: true, Stages: []crmfake.ACField{{ID: "71"}, {ID: "72"}}}}
 	users := []crmfake.ACUser{{ID: "1", Username: "api"}, {ID: "9", Username: "sales"}}
 	for _, tc := range []struct{ owner, want string }{{"", "1"}, {"9", "9"}} {
@@ -142,6 +147,7 @@ func TestActiveCampaignDealNamesAnOwnerWhereThePipelineDoesNotAutoAssign(t *test
 
 // A mapped deal stage the pipeline lacks is a fault of the destination.
 func TestActiveCampaignDealStageMissingFromThePipelineIsASetupFault(t *testing.T) {
+	t.Parallel()
 	pipes := []crmfake.ACPipeline{{ID: "7", Title: "Leads", Stages: []crmfake.ACField{{ID: "71"}}}}
 	_, d := newAC(t, crmfake.ACOptions{Pipelines: pipes}, func(c *crm.Config) {
 		c.StageMode, c.Pipeline = crm.StageModeDeal, "7"
@@ -155,6 +161,7 @@ func TestActiveCampaignDealStageMissingFromThePipelineIsASetupFault(t *testing.T
 // Bulk import: field ids go as integers; a resync or backfill never starts the account's automations, a
 // live burst keeps them unless the destination says never.
 func TestActiveCampaignBulkImportIntegerFieldIDsAndAutomations(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		setting  string
@@ -213,6 +220,7 @@ func TestActiveCampaignBulkImportIntegerFieldIDsAndAutomations(t *testing.T) {
 // A batch over the importer's 400,000-byte payload limit goes out as several imports, each under it; the
 // created contacts' ids are read back with the reference's ids[] list form, not searched one by one.
 func TestActiveCampaignBulkImportSplitsAtThePayloadLimit(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{ImportPolls: 1})
 	batch := bulkContacts(250)
 	for i := range batch {
@@ -242,6 +250,7 @@ func TestActiveCampaignBulkImportSplitsAtThePayloadLimit(t *testing.T) {
 
 // Reads of a contact's tags, lists and deals, and of pipeline stages, follow every page.
 func TestActiveCampaignReadsPastTheFirstPage(t *testing.T) {
+	t.Parallel()
 	stages := make([]crmfake.ACField, 130)
 	for i := range stages {
 		stages[i] = crmfake.ACField{ID: fmt.Sprint(1000 + i), Title: fmt.Sprint("s", i)}
@@ -317,6 +326,7 @@ func acCallAPI(t *testing.T, fake *crmfake.ActiveCampaign, method, path string, 
 
 // Tag names match without regard to letter case: the account's "Webinar" is the lead's "webinar".
 func TestActiveCampaignTagNamesMatchCaseInsensitively(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	want := fake.AddTag("Webinar")
 	r := upsertOne(t, d, jane())
@@ -333,6 +343,7 @@ func TestActiveCampaignTagNamesMatchCaseInsensitively(t *testing.T) {
 // field and its setting, with no write; once the fields exist, the next contact goes through without
 // rebuilding the destination.
 func TestActiveCampaignMissingMappedOrStageFieldIsASetupFault(t *testing.T) {
+	t.Parallel()
 	_, d := newAC(t, crmfake.ACOptions{Fields: acFields[:2]}, func(c *crm.Config) { c.StageField = "99" })
 	if r := upsertOne(t, d, jane()); crm.ClassOf(r.Err) != crm.Setup || !strings.Contains(r.Err.Error(), `"99" (stage_field)`) {
 		t.Errorf("stage field id the account lacks: Err = %v, want Setup naming stage_field 99", r.Err)
@@ -370,6 +381,7 @@ func TestActiveCampaignMissingMappedOrStageFieldIsASetupFault(t *testing.T) {
 // again: the relay's retry finds the record, never creates a second one, and a contact/sync is not
 // repeated (which would start the account's automations twice).
 func TestActiveCampaignTimeoutAfterCommitIsVerifiedNotRepeated(t *testing.T) {
+	t.Parallel()
 	short := func(c *crm.Config) {
 		c.AllowNullEmail, c.HTTPClient = true, &http.Client{Timeout: 300 * time.Millisecond}
 	}
@@ -433,6 +445,7 @@ func TestActiveCampaignTimeoutAfterCommitIsVerifiedNotRepeated(t *testing.T) {
 // A 2xx whose body shows the record without our write (a silent no-op) is reported, not recorded as
 // written.
 func TestActiveCampaignSilentNoOpIsCaught(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	first := upsertOne(t, d, jane())
 	mustOK(t, first)
@@ -448,6 +461,7 @@ func TestActiveCampaignSilentNoOpIsCaught(t *testing.T) {
 
 // CheckSetup names every missing piece at once, without writing, and is nil once the account is complete.
 func TestActiveCampaignCheckSetupListsEveryMissingPiece(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{Fields: acFields[1:2]}, func(c *crm.Config) {
 		c.StageField = "LIFECYCLE"
 		c.FieldMap = map[string]string{"budget": "BUDGET", "utm_source": "UTM_SOURCE"}

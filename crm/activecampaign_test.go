@@ -74,6 +74,7 @@ func mustOK(t testing.TB, r crm.Result) {
 }
 
 func TestActiveCampaignCreatesContactWithFieldsTagAndNote(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	r := upsertOne(t, d, jane())
 	mustOK(t, r)
@@ -108,6 +109,7 @@ func TestActiveCampaignCreatesContactWithFieldsTagAndNote(t *testing.T) {
 }
 
 func TestActiveCampaignUpdatesByRemoteIDWithoutSearching(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	first := upsertOne(t, d, jane())
 	mustOK(t, first)
@@ -140,6 +142,7 @@ func TestActiveCampaignUpdatesByRemoteIDWithoutSearching(t *testing.T) {
 
 // At an account that holds phone-only contacts, a lead whose email is new is looked up by phone too.
 func TestActiveCampaignFindsByEmailThenExactPhone(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{AllowNullEmail: true}, func(c *crm.Config) { c.AllowNullEmail = true })
 	// An older contact whose phone merely starts with ours: AC's phone filter returns it too.
 	fake.AddContact(crmfake.ACContact{Email: "other@example.com", Phone: "+141555501349"})
@@ -177,6 +180,7 @@ func TestActiveCampaignFindsByEmailThenExactPhone(t *testing.T) {
 }
 
 func TestActiveCampaignNeverOverwritesFirstTouch(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	id := fake.AddContact(crmfake.ACContact{Email: "jane@example.com", Fields: map[string]string{"4": "google"}})
 	r := upsertOne(t, d, jane())
@@ -194,6 +198,7 @@ func TestActiveCampaignNeverOverwritesFirstTouch(t *testing.T) {
 }
 
 func TestActiveCampaignHumanEditIsAConflictAndSurvives(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	first := upsertOne(t, d, jane())
 	mustOK(t, first)
@@ -227,6 +232,7 @@ func TestActiveCampaignHumanEditIsAConflictAndSurvives(t *testing.T) {
 }
 
 func TestActiveCampaignEveryMutationCarriesTheLoopBreaker(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{AllowNullEmail: true}, func(c *crm.Config) { c.AllowNullEmail = true })
 	c := jane()
 	r := upsertOne(t, d, c)
@@ -248,6 +254,7 @@ func TestActiveCampaignEveryMutationCarriesTheLoopBreaker(t *testing.T) {
 }
 
 func TestActiveCampaignClassifiesFailures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		resp      crmfake.Response
@@ -298,6 +305,7 @@ func TestActiveCampaignClassifiesFailures(t *testing.T) {
 }
 
 func TestActiveCampaignUnknownRemoteIDIsNotFound(t *testing.T) {
+	t.Parallel()
 	_, d := newAC(t, crmfake.ACOptions{})
 	c := jane()
 	c.RemoteID = "999"
@@ -310,6 +318,7 @@ func TestActiveCampaignUnknownRemoteIDIsNotFound(t *testing.T) {
 // A loop-breaker field the account lacks is a fault of the destination (every contact would fail the same
 // way), not an invalid mapping of one contact: Setup, with the workflow instructions.
 func TestActiveCampaignMissingLoopFieldIsASetupFaultWithInstructions(t *testing.T) {
+	t.Parallel()
 	_, d := newAC(t, crmfake.ACOptions{Fields: acFields[2:]})
 	r := upsertOne(t, d, jane())
 	if crm.ClassOf(r.Err) != crm.Setup || r.Err == nil || !strings.Contains(r.Err.Error(), "stop when last_automation_source equals leadgate") {
@@ -318,6 +327,7 @@ func TestActiveCampaignMissingLoopFieldIsASetupFaultWithInstructions(t *testing.
 }
 
 func TestActiveCampaignDiscoverAndCreateLoopFields(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{Fields: acFields[2:],
 		Pipelines: []crmfake.ACPipeline{{ID: "1", Title: "Sales", Stages: []crmfake.ACField{{ID: "11", Title: "New"}, {ID: "12", Title: "Won"}}}}})
 	disc, err := d.Discover(context.Background())
@@ -343,6 +353,7 @@ func TestActiveCampaignDiscoverAndCreateLoopFields(t *testing.T) {
 }
 
 func TestActiveCampaignDealMode(t *testing.T) {
+	t.Parallel()
 	pipes := []crmfake.ACPipeline{{ID: "7", Title: "Leads", Stages: []crmfake.ACField{{ID: "71"}, {ID: "72"}, {ID: "73"}}}}
 	fake, d := newAC(t, crmfake.ACOptions{Pipelines: pipes}, func(c *crm.Config) {
 		c.StageMode, c.Pipeline = crm.StageModeDeal, "7"
@@ -371,6 +382,7 @@ func TestActiveCampaignDealMode(t *testing.T) {
 }
 
 func TestActiveCampaignFakeRateLimitBecomesRateLimitedWithRetryAfter(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{Options: crmfake.Options{RateLimit: 2, RetryAfter: 4}})
 	r := upsertOne(t, d, jane()) // search, fields, create, tag, note: more than 2 requests in a second
 	var e *crm.Error
@@ -384,6 +396,7 @@ func TestActiveCampaignFakeRateLimitBecomesRateLimitedWithRetryAfter(t *testing.
 
 // TestDestinationsAreSafeForConcurrentUse runs several relay workers against one destination.
 func TestDestinationsAreSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	done := make(chan crm.Result)
 	for i := range 8 {
@@ -400,6 +413,7 @@ func TestDestinationsAreSafeForConcurrentUse(t *testing.T) {
 // The tag is looked up by its exact name: an account with more than a page of tags containing it
 // (sql-1 … sql-150) must not get a second "sql" tag.
 func TestActiveCampaignFindsATagByExactNameAmongMany(t *testing.T) {
+	t.Parallel()
 	fake, d := newAC(t, crmfake.ACOptions{})
 	for i := 1; i <= 150; i++ {
 		fake.AddTag(fmt.Sprintf("webinar-%d", i))

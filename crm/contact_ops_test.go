@@ -78,6 +78,7 @@ func opsFakes(t *testing.T) map[string]func() (opsFake, crm.Destination) {
 // Every adapter deletes a record by id; a record already gone (a retry after a lost answer) counts as
 // deleted; a 503 is a transient error and deletes nothing.
 func TestDeleteContactContract(t *testing.T) {
+	t.Parallel()
 	for kind, mk := range opsFakes(t) {
 		t.Run(kind, func(t *testing.T) {
 			f, d := mk()
@@ -111,6 +112,7 @@ func TestDeleteContactContract(t *testing.T) {
 // ActiveCampaign and GoHighLevel have no merge endpoint: the loser's record is tagged for review with a
 // note naming the survivor, the survivor is untouched, and a retry does not add a second tag.
 func TestMergeContactsTagsTheDuplicateForReview(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{crm.KindActiveCampaign, crm.KindGoHighLevel} {
 		t.Run(kind, func(t *testing.T) {
 			f, d := opsFakes(t)[kind]()
@@ -145,6 +147,7 @@ func TestMergeContactsTagsTheDuplicateForReview(t *testing.T) {
 // HubSpot merges through POST /crm/v3/objects/contacts/merge; the merged record may get a new id, which is
 // returned. A retry after a lost answer (the old ids are gone) counts as done.
 func TestHubSpotMergeContacts(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	survivor := fake.AddContact(map[string]string{"email": "jane@example.com", "firstname": "Jane"})
 	loser := fake.AddContact(map[string]string{"email": "jane.doe@example.com", "phone": "+14155550134"})

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)
 	tests := map[string]time.Duration{
 		"":                              0,
@@ -27,6 +28,7 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestClassifyStatus(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		status     int
 		header     http.Header
@@ -63,6 +65,7 @@ func TestClassifyStatus(t *testing.T) {
 }
 
 func TestErrorMessageShapes(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		`{"errors":[{"title":"Missing attribute","detail":"contact"}]}`:                "Missing attribute contact",
 		`{"statusCode":422,"message":["property a should not exist","b"],"error":"x"}`: "property a should not exist; b",
@@ -77,6 +80,7 @@ func TestErrorMessageShapes(t *testing.T) {
 }
 
 func TestPlanWrites(t *testing.T) {
+	t.Parallel()
 	wants := []want{
 		{key: "firstName", value: "Jane"},
 		{key: "phone", value: "+14155550134"},
@@ -126,6 +130,7 @@ func TestPlanWrites(t *testing.T) {
 }
 
 func TestHubSpotExistingID(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		"Contact already exists. Existing ID: 37765128953": "37765128953",
 		"contact already exists. existing id:12":           "12",

@@ -42,6 +42,7 @@ func toAny(s []string) []any {
 
 // The daily quota waits for Retry-After when GHL sends one, else until midnight UTC.
 func TestGHLDailyReset(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 21, 30, 0, 0, time.UTC)
 	if got := ghlDailyReset(http.Header{}, now); got != 2*time.Hour+30*time.Minute {
 		t.Errorf("no Retry-After: %v, want until midnight UTC (2h30m)", got)

@@ -39,6 +39,7 @@ func newGHL(t testing.TB, opts crmfake.GHLOptions, mutate ...func(*crm.Config)) 
 }
 
 func TestGoHighLevelCreatesThroughUpsertWithTagsSeparately(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{})
 	r := upsertOne(t, d, jane())
 	mustOK(t, r)
@@ -63,6 +64,7 @@ func TestGoHighLevelCreatesThroughUpsertWithTagsSeparately(t *testing.T) {
 }
 
 func TestGoHighLevelUpdatesKeepsHumanTagsAndEdits(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{})
 	first := upsertOne(t, d, jane())
 	mustOK(t, first)
@@ -96,6 +98,7 @@ func TestGoHighLevelUpdatesKeepsHumanTagsAndEdits(t *testing.T) {
 // place, first-touch fields kept. A phone-only lead holding +14155550134 finds the record a person typed
 // as "(415) 555-0134" or "415.555.0134" (GHL compares phones as stored).
 func TestGoHighLevelFindsByPhoneAndKeepsFirstTouch(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, stored, email string }{
 		{"email lead, phone-only record", "+14155550134", "new@example.com"},
 		{"phone-only lead, national format", "(415) 555-0134", ""},
@@ -118,6 +121,7 @@ func TestGoHighLevelFindsByPhoneAndKeepsFirstTouch(t *testing.T) {
 }
 
 func TestGoHighLevelFailures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		resp      crmfake.Response
@@ -148,6 +152,7 @@ func TestGoHighLevelFailures(t *testing.T) {
 // A record the lookups miss (GHL's search index lags writes) is named by create's duplicate refusal: it
 // is read and updated there, keeping its first-touch fields, and no second record is made.
 func TestGoHighLevelDuplicateRejectionUpdatesTheNamedContact(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{})
 	id := fake.AddContact(crmfake.GHLContact{Email: "jane@example.com", CustomFields: map[string]string{"cfUTM": "google"}})
 	fake.HideFromSearch(id)
@@ -160,6 +165,7 @@ func TestGoHighLevelDuplicateRejectionUpdatesTheNamedContact(t *testing.T) {
 }
 
 func TestGoHighLevelOpportunityStage(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{Pipelines: []crmfake.GHLPipeline{{ID: "p1", Name: "Leads", Stages: []string{"s1", "s2", "s3"}}}},
 		func(c *crm.Config) {
 			c.StageMode, c.Pipeline = crm.StageModeDeal, "p1"
@@ -183,6 +189,7 @@ func TestGoHighLevelOpportunityStage(t *testing.T) {
 // The contact's opportunity in deal mode is its oldest by createdAt, whatever its status: GHL's ids are
 // not time-ordered and GET /opportunities/search answers open ones only unless status=all is asked.
 func TestGoHighLevelDealModeMovesTheOldestOpportunityByCreatedAt(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{Pipelines: []crmfake.GHLPipeline{{ID: "p1", Name: "Leads", Stages: []string{"s1", "s2", "s3"}}}},
 		func(c *crm.Config) {
 			c.StageMode, c.Pipeline = crm.StageModeDeal, "p1"

@@ -18,6 +18,7 @@ import (
 // phone and her own email. Bob's record is never written (GHL's upsert would have matched it by phone and
 // replaced his email, names and first-touch fields); Jane gets her own record.
 func TestGoHighLevelSharedPhoneNeverWritesTheOtherPersonsRecord(t *testing.T) {
+	t.Parallel()
 	for _, allow := range []bool{false, true} {
 		name := map[bool]string{false: "duplicates not allowed", true: "duplicates allowed"}[allow]
 		t.Run(name, func(t *testing.T) {
@@ -61,6 +62,7 @@ func TestGoHighLevelSharedPhoneNeverWritesTheOtherPersonsRecord(t *testing.T) {
 // (sent without the phone) is refused as a duplicate of Jane's record, which is then updated; the phone
 // is refused again there (Bob holds it) and reported once. Bob's record is never written.
 func TestGoHighLevelSharedPhoneWithALaggingIndexUpdatesOnlyTheLeadsRecord(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{})
 	bobID := fake.AddContact(crmfake.GHLContact{Email: "bob@example.com", Phone: "+14155550134", FirstName: "Bob"})
 	janeID := fake.AddContact(crmfake.GHLContact{Email: "jane@example.com", CustomFields: map[string]string{"cfUTM": "google"}})
@@ -93,6 +95,7 @@ var ghlTypedFields = append(slices.Clone(ghlFields),
 // Multi-select and checkbox values go as arrays of strings (MultiSelectField / CheckboxField), numbers
 // as numbers; read back, they compare as sets, so an unchanged value is not written again.
 func TestGoHighLevelMultiSelectAndCheckboxFieldsGoAsArrays(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{Fields: ghlTypedFields}, func(c *crm.Config) {
 		c.FieldMap = map[string]string{"utm_source": "cfUTM", "interests": "contact.interests", "consent": "Consent", "budget": "cfBudget"}
 	})
@@ -118,6 +121,7 @@ func TestGoHighLevelMultiSelectAndCheckboxFieldsGoAsArrays(t *testing.T) {
 // PUT /contacts/{id} carries only what UpdateContactDto declares: no companyName (the fake refuses it,
 // as GHL does). The company is set when the record is created.
 func TestGoHighLevelUpdateSendsOnlyDeclaredProperties(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{})
 	c := jane()
 	c.Company = "Acme"
@@ -154,6 +158,7 @@ func TestGoHighLevelUpdateSendsOnlyDeclaredProperties(t *testing.T) {
 // answers new:false, so the record is re-read and re-planned: its first-touch fields are kept, nothing
 // is created, and no opportunity is created blindly.
 func TestGoHighLevelPhoneOnlyUpsertAnsweringNotNewIsReplanned(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{})
 	id := fake.AddContact(crmfake.GHLContact{Phone: "+14155550134", FirstName: "J", CustomFields: map[string]string{"cfUTM": "google"}})
 	fake.HideFromSearch(id)
@@ -182,6 +187,7 @@ func TestGoHighLevelPhoneOnlyUpsertAnsweringNotNewIsReplanned(t *testing.T) {
 // record it made is used (re-planned), never a second one. A 422 that created nothing stays a 422 and
 // says it was checked.
 func TestGoHighLevelUntrustedCreateAnswersAreCheckedByARead(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		answer crmfake.Response
@@ -242,6 +248,7 @@ func TestGoHighLevelUntrustedCreateAnswersAreCheckedByARead(t *testing.T) {
 // A field the mapping, the loop breaker or the stage names that the location lacks is a Setup fault of
 // the destination, with a plain message; so is a deal-mode stage the pipeline lacks.
 func TestGoHighLevelMissingSetupIsASetupFault(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		fields []crmfake.GHLField
@@ -278,6 +285,7 @@ func TestGoHighLevelMissingSetupIsASetupFault(t *testing.T) {
 // found once the field list is older than the recheck interval, without a restart; the fields are created
 // as TEXT contact fields.
 func TestGoHighLevelFieldCreatedLaterIsFound(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	clock := func(c *crm.Config) { c.Now = func() time.Time { return now } }
 	fake, d := newGHL(t, crmfake.GHLOptions{Fields: ghlFields[1:]}, clock)
@@ -307,6 +315,7 @@ func TestGoHighLevelFieldCreatedLaterIsFound(t *testing.T) {
 // Custom fields are read with model=contact: an opportunity field with the mapped name is not taken for
 // the contact field.
 func TestGoHighLevelReadsContactCustomFieldsOnly(t *testing.T) {
+	t.Parallel()
 	fields := append(slices.Clone(ghlFields), crmfake.GHLField{ID: "cfOppUTM", Name: "UTM source", FieldKey: "opportunity.utm_source", Model: "opportunity"})
 	fake, d := newGHL(t, crmfake.GHLOptions{Fields: fields}, func(c *crm.Config) { c.FieldMap = map[string]string{"utm_source": "UTM source"} })
 	mustOK(t, upsertOne(t, d, jane()))
@@ -318,6 +327,7 @@ func TestGoHighLevelReadsContactCustomFieldsOnly(t *testing.T) {
 // A daily 429 (X-RateLimit-Daily-Remaining: 0) is a Quota fault held until the reset; the budget each
 // answer reports is exposed for pacing. A burst 429 stays RateLimited (TestGoHighLevelFailures).
 func TestGoHighLevelDailyLimitIsAQuotaFault(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{DailyLimit: 1000})
 	mustOK(t, upsertOne(t, d, jane()))
 	b, ok := d.(crm.DailyBudgetReporter).DailyBudget()
@@ -340,6 +350,7 @@ func TestGoHighLevelDailyLimitIsAQuotaFault(t *testing.T) {
 // A note whose answer is lost after GHL stored it is found among the contact's notes: the sync succeeds
 // and a retry does not add it twice.
 func TestGoHighLevelNoteWithALostAnswerIsCheckedBeforeARetry(t *testing.T) {
+	t.Parallel()
 	fake, d := newGHL(t, crmfake.GHLOptions{})
 	id := fake.AddContact(crmfake.GHLContact{Email: "jane@example.com"})
 	fake.AnswerAfterCommit(crmfake.Response{Method: http.MethodPost, Path: "/contacts/" + id + "/notes"})

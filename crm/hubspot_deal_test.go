@@ -32,6 +32,7 @@ func next(c crm.Contact, r crm.Result, stage string) crm.Contact {
 }
 
 func TestHubSpotDealModeCreatesMovesAndKeepsHumanMoves(t *testing.T) {
+	t.Parallel()
 	fake, d := newHSDeal(t)
 	ctx := context.Background()
 
@@ -108,6 +109,7 @@ func TestHubSpotDealModeCreatesMovesAndKeepsHumanMoves(t *testing.T) {
 // A contact leadgate never recorded a deal for (an imported one, or a deal created just before a crash) is
 // matched to its existing deal in the pipeline through its associations, not given a second one.
 func TestHubSpotDealModeFindsExistingDealThroughAssociations(t *testing.T) {
+	t.Parallel()
 	fake, d := newHSDeal(t)
 	id := fake.AddContact(map[string]string{"email": "lead1@example.com"})
 	other := fake.AddDeal(id, "other", "x") // another pipeline: ignored
@@ -127,6 +129,7 @@ func TestHubSpotDealModeFindsExistingDealThroughAssociations(t *testing.T) {
 }
 
 func TestHubSpotDealModeFailures(t *testing.T) {
+	t.Parallel()
 	t.Run("429 on the deal batch fails the batch as rate limited", func(t *testing.T) {
 		fake, d := newHSDeal(t)
 		fake.FailNext(crmfake.Response{Path: "/crm/v3/objects/0-3/batch/create", Status: 429, Header: map[string][]string{"Retry-After": {"2"}}})

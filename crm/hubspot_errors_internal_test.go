@@ -9,6 +9,7 @@ import (
 // HubSpot error bodies are read whatever their shape: a 207 decodes when subCategory is an object or a
 // string, and when one error's context is malformed the others (and the results) still decode.
 func TestHubSpotBatchErrorsDecodeWhateverSubCategoryIs(t *testing.T) {
+	t.Parallel()
 	body := `{"status":"COMPLETE","results":[{"id":"1","properties":{}}],"errors":[
 		{"status":"error","category":"VALIDATION_ERROR","subCategory":{},"message":"a","context":{"ids":["x"]}},
 		{"status":"error","category":"OBJECT_NOT_FOUND","subCategory":"crm.NOT_FOUND","message":"b","context":{"ids":["y"]}},
@@ -57,6 +58,7 @@ func FuzzHubSpotErrorBody(f *testing.F) {
 // A read-back holds a write when HubSpot echoes its values in its own notation (times with milliseconds,
 // numbers with decimals, emails in lower case), and not when a value differs.
 func TestHubSpotReadBackHoldsValuesInHubSpotsNotation(t *testing.T) {
+	t.Parallel()
 	written := map[string]string{"sync_timestamp": "2026-12-01T10:00:00Z", "submission_count": "3", "email": "Jane@Example.com", "lifecyclestage": ""}
 	remote := map[string]string{"sync_timestamp": "2026-12-01T10:00:00.000Z", "submission_count": "3.0", "email": "jane@example.com"}
 	if !holds(remote, written) {

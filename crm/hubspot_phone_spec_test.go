@@ -25,6 +25,7 @@ func hsSearches(fake *crmfake.HubSpot) int {
 // the contact HubSpot holds by phone alone ("(415) 555-0134", from a call) is that person and gets the
 // email, instead of a second record. A contact with another email and the same phone is someone else.
 func TestHubSpotEmailLeadMatchesAnEmaillessContactByPhone(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	byPhone := fake.AddContact(map[string]string{"phone": "(415) 555-0134", "firstname": "Pat"})
 	other := fake.AddContact(map[string]string{"email": "sam@example.com", "phone": "(415) 555-0134"})
@@ -58,6 +59,7 @@ func TestHubSpotEmailLeadMatchesAnEmaillessContactByPhone(t *testing.T) {
 // With many contacts without an email, reading them all would cost more than searching the lead's phone
 // forms: the lead is searched instead, and still found.
 func TestHubSpotEmailLeadPhoneLookupSearchesTheLeadWhenManyContactsLackAnEmail(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	for i := range 450 {
 		fake.AddContact(map[string]string{"phone": fmt.Sprintf("+1 212 555 %04d", i)})

@@ -19,6 +19,7 @@ type setupChecker interface {
 // pair, a mapped property, a stage value that is not an option), writes nothing, and is nil once the
 // pieces exist.
 func TestHubSpotCheckSetupNamesEveryMissingPiece(t *testing.T) {
+	t.Parallel()
 	fake := crmfake.NewHubSpot(crmfake.HSOptions{Options: crmfake.Options{Token: "hs-token"}, Properties: []string{"utm_source"}})
 	t.Cleanup(fake.Close)
 	d, err := crm.New(crm.Config{Kind: crm.KindHubSpot, BaseURL: fake.URL, APIToken: "hs-token",
@@ -53,6 +54,7 @@ func TestHubSpotCheckSetupNamesEveryMissingPiece(t *testing.T) {
 
 // In deal mode CheckSetup names a pipeline the account lacks, or a mapped dealstage its pipeline lacks.
 func TestHubSpotCheckSetupChecksThePipelineInDealMode(t *testing.T) {
+	t.Parallel()
 	fake := crmfake.NewHubSpot(crmfake.HSOptions{Options: crmfake.Options{Token: "hs-token"}, Properties: hsProps})
 	t.Cleanup(fake.Close)
 	check := func(pipeline string, stages map[string]string) error {

@@ -21,6 +21,7 @@ const hsUpsertPath = "/crm/v3/objects/contacts/batch/upsert"
 // The answer is decoded, the failing input is isolated by its context, and the inputs in results are
 // recorded as written: nothing that succeeded is sent again.
 func TestHubSpot207WithObjectSubCategoryRecordsTheWrittenInputs(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	// Shaped after BatchResponseSimplePublicUpsertObjectWithErrors in HubSpot's contacts description and the
 	// batch create reference example.
@@ -51,6 +52,7 @@ func TestHubSpot207WithObjectSubCategoryRecordsTheWrittenInputs(t *testing.T) {
 // paging.next.after on its result, sent back with its id. Its deal in the pipeline on a later page is
 // found and moved; no second deal is created.
 func TestHubSpotDealModeFollowsPerInputAssociationPaging(t *testing.T) {
+	t.Parallel()
 	fake := crmfake.NewHubSpot(crmfake.HSOptions{Options: crmfake.Options{Token: "hs-token"}, Properties: hsProps, AssociationPageSize: 2,
 		Pipelines: []crmfake.HSPipeline{{ID: "default", Label: "Sales", Stages: []string{"appointmentscheduled", "qualifiedtobuy"}},
 			{ID: "other", Label: "Renewals", Stages: []string{"r1"}}}})
@@ -103,6 +105,7 @@ func newHSClock(t *testing.T, zone string, daily int, now time.Time) (*crmfake.H
 // RetryAfter to that reset (the zone read from the account details before the quota ran out), not a
 // RateLimited retry in 10 s.
 func TestHubSpotDailyLimitIsQuotaUntilTheAccountsMidnight(t *testing.T) {
+	t.Parallel()
 	// 15:30 in Los Angeles (PST, UTC-8): the reset is 08:00 UTC the next day, 8h30m later.
 	now := time.Date(2026, 12, 1, 23, 30, 0, 0, time.UTC)
 	fake, d := newHSClock(t, "US/Pacific", 3, now)
@@ -123,6 +126,7 @@ func TestHubSpotDailyLimitIsQuotaUntilTheAccountsMidnight(t *testing.T) {
 // When the account's time zone could not be read, a daily 429 is still a Quota fault: it waits an hour and
 // checks again instead of retrying every 10 s.
 func TestHubSpotDailyLimitWithoutAKnownZoneWaitsAnHour(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	fake, d := newHSClock(t, "US/Eastern", 0, now)
 	fake.FailNext(crmfake.Response{Path: "/account-info/v3/details", Status: http.StatusForbidden,
@@ -139,6 +143,7 @@ func TestHubSpotDailyLimitWithoutAKnownZoneWaitsAnHour(t *testing.T) {
 // silent no-op is reported (and not recorded written), an input that was written anyway is recorded
 // written; the others are untouched, and nothing is resent within the batch.
 func TestHubSpotCompleteWithMissingResultsIsVerifiedByARead(t *testing.T) {
+	t.Parallel()
 	t.Run("silent no-op", func(t *testing.T) {
 		fake, d := newHS(t, crmfake.HSOptions{})
 		fake.OmitResult(hsUpsertPath, "lead2@example.com", false)
@@ -179,6 +184,7 @@ func TestHubSpotCompleteWithMissingResultsIsVerifiedByARead(t *testing.T) {
 // A write whose answer is lost (the connection closes after HubSpot applied it, as on a timeout) is
 // checked with a lookup before any retry: the contact is recorded written and never created twice.
 func TestHubSpotLostAnswerIsVerifiedBeforeAnyRetry(t *testing.T) {
+	t.Parallel()
 	t.Run("batch upsert", func(t *testing.T) {
 		fake, d := newHS(t, crmfake.HSOptions{})
 		fake.LoseAnswer(hsUpsertPath)
@@ -222,6 +228,7 @@ func TestHubSpotLostAnswerIsVerifiedBeforeAnyRetry(t *testing.T) {
 // HubSpot keeps phones as typed and search's EQ compares the stored string: a phone-only lead held as
 // +14155550134 finds the contact stored as "(415) 555-0134" and updates it instead of creating a second.
 func TestHubSpotPhoneOnlyLeadFindsAPhoneStoredInNationalFormat(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	id := fake.AddContact(map[string]string{"phone": "(415) 555-0134", "firstname": "Pat"})
 	fake.AddContact(map[string]string{"phone": "(415) 555-0199"})
@@ -243,6 +250,7 @@ func TestHubSpotPhoneOnlyLeadFindsAPhoneStoredInNationalFormat(t *testing.T) {
 // Phone-only contacts share searches (a filter group each, 5 per search) and the searches are spaced to
 // HubSpot's search limit, so a batch of 12 costs 3 searches and none is refused.
 func TestHubSpotPhoneSearchesShareRequestsWithinTheSearchLimit(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	var batch []crm.Contact
 	for i := range 12 {

@@ -38,6 +38,7 @@ func lead(i int) crm.Contact {
 }
 
 func TestHubSpotBatchCreatesEmailAndPhoneOnlyContacts(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	batch := []crm.Contact{lead(1), lead(2), {LeadgateID: "lg-p", Phone: "+14155550100", Stage: "Discovered", Note: "called"}}
 	res := d.Upsert(context.Background(), batch)
@@ -67,6 +68,7 @@ func TestHubSpotBatchCreatesEmailAndPhoneOnlyContacts(t *testing.T) {
 }
 
 func TestHubSpotUpdatesByRemoteIDAndKeepsFirstTouch(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	id := fake.AddContact(map[string]string{"email": "lead1@example.com", "utm_source": "google"})
 	c := lead(1)
@@ -86,6 +88,7 @@ func TestHubSpotUpdatesByRemoteIDAndKeepsFirstTouch(t *testing.T) {
 }
 
 func TestHubSpot207PartialFailureFailsOnlyThatContact(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	bad := lead(2)
 	bad.Email = "not-an-email"
@@ -104,6 +107,7 @@ func TestHubSpot207PartialFailureFailsOnlyThatContact(t *testing.T) {
 // A value one contact carries that HubSpot refuses (not one of an enumeration's options) fails the batch
 // update with a 400; it is retried input by input, so only that contact fails and the others are written.
 func TestHubSpotBatchValidationErrorIsolatesTheBadContact(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{Properties: hsProps, Enumerations: map[string][]string{"budget": {"10k", "50k"}}})
 	a := fake.AddContact(map[string]string{"email": "lead1@example.com"})
 	b := fake.AddContact(map[string]string{"email": "lead2@example.com"})
@@ -126,6 +130,7 @@ func TestHubSpotBatchValidationErrorIsolatesTheBadContact(t *testing.T) {
 // that the account lacks fails every contact the same way: it is a fault of the destination's setup
 // (Setup, with a plain message naming the property and what names it), not an invalid contact.
 func TestHubSpotMissingPropertyIsASetupFault(t *testing.T) {
+	t.Parallel()
 	t.Run("mapped field", func(t *testing.T) {
 		fake, d := newHS(t, crmfake.HSOptions{})
 		id := fake.AddContact(map[string]string{"email": "lead1@example.com"})
@@ -172,6 +177,7 @@ func TestHubSpotMissingPropertyIsASetupFault(t *testing.T) {
 }
 
 func TestHubSpotConflictUpdatesTheExistingID(t *testing.T) {
+	t.Parallel()
 	t.Run("batch upsert CONFLICT", func(t *testing.T) {
 		fake, d := newHS(t, crmfake.HSOptions{})
 		existing := fake.AddContact(map[string]string{"email": "old@example.com", "utm_source": "google"})
@@ -197,6 +203,7 @@ func TestHubSpotConflictUpdatesTheExistingID(t *testing.T) {
 }
 
 func TestHubSpotLifecycleStage(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	c := lead(1)
 	c.Stage = "SQL"
@@ -226,6 +233,7 @@ func TestHubSpotLifecycleStage(t *testing.T) {
 }
 
 func TestHubSpotHumanEditIsAConflict(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	c := lead(1)
 	r := upsertOne(t, d, c)
@@ -244,6 +252,7 @@ func TestHubSpotHumanEditIsAConflict(t *testing.T) {
 }
 
 func TestHubSpotClassifiesFailures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		resp      crmfake.Response
@@ -279,6 +288,7 @@ func TestHubSpotClassifiesFailures(t *testing.T) {
 }
 
 func TestHubSpotSplitsBatchesAbove100AndCostsFewCalls(t *testing.T) {
+	t.Parallel()
 	fake, d := newHS(t, crmfake.HSOptions{})
 	var batch []crm.Contact
 	for i := range 150 {
@@ -300,6 +310,7 @@ func TestHubSpotSplitsBatchesAbove100AndCostsFewCalls(t *testing.T) {
 }
 
 func TestHubSpotDiscover(t *testing.T) {
+	t.Parallel()
 	_, d := newHS(t, crmfake.HSOptions{Properties: []string{"utm_source"}})
 	disc, err := d.Discover(context.Background())
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestPhoneFormsCoverWhatPeopleType(t *testing.T) {
+	t.Parallel()
 	forms := PhoneForms("+14155550134")
 	for _, want := range []string{"+14155550134", "(415) 555-0134", "415-555-0134", "4155550134", "14155550134", "+1 415-555-0134", "415.555.0134"} {
 		if !slices.Contains(forms, want) {
@@ -22,6 +23,7 @@ func TestPhoneFormsCoverWhatPeopleType(t *testing.T) {
 }
 
 func TestSamePhoneReadsStoredFormsInOurRegion(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		remote, ours string
 		want         bool

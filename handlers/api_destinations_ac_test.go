@@ -9,6 +9,7 @@ import (
 // The ActiveCampaign settings are stored and shown (allow_null_email, deal_owner, automations), and an
 // automations value that is not live, never or always is a clear 400.
 func TestDestinationsAPIActiveCampaignSettings(t *testing.T) {
+	t.Parallel()
 	e := newLCEnv(t)
 	base := map[string]any{"name": "AC", "kind": "activecampaign", "base_url": "https://acct.api-us1.com", "api_token": "t",
 		"allow_null_email": true, "deal_owner": "7", "automations": "never"}

@@ -12,6 +12,7 @@ import (
 // A test connection the outbound guard refuses says "blocked", not "auth": the token is fine, the
 // address is not allowed.
 func TestTestConnectionToABlockedTargetSaysBlocked(t *testing.T) {
+	t.Parallel()
 	e := newLCEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-secret-token"}})
 	defer fake.Close()

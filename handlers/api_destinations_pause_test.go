@@ -17,6 +17,7 @@ import (
 // a destination the system paused for its setup shows its cause and resumes at once when nothing is
 // missing.
 func TestTestConnectionListsEveryMissingPieceAndLoopFieldsCreatesThem(t *testing.T) {
+	t.Parallel()
 	e := newLCEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"},
 		Fields: []crmfake.ACField{{Title: "Notes", Perstag: "NOTES"}}})

@@ -16,6 +16,7 @@ import (
 // import (the relay sends it through ActiveCampaign's importer when 10 or more are due); a one-contact
 // resync queues that contact only, unmarked.
 func TestDestinationResyncMarksWorkForBulkImport(t *testing.T) {
+	t.Parallel()
 	e := newLCEnv(t)
 	d := models.Destination{WorkspaceID: e.ws, Name: "AC", Kind: "activecampaign", BaseURL: "https://acct.api-us1.com", BatchSize: 20}
 	if err := e.store.DestinationCreate(e.ctx, &d); err != nil { // disabled: nothing is sent during the test

@@ -16,6 +16,7 @@ import (
 // (201 {"id"}), its token is sealed at rest and never returned, it can be tested, discovered and paused /
 // resumed, every change is audited, and bad input gets a clear 400.
 func TestDestinationsAPI(t *testing.T) {
+	t.Parallel()
 	e := newLCEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-secret-token"},
 		Fields: []crmfake.ACField{{Title: "Lifecycle stage", Perstag: "STAGE"}}})
@@ -94,6 +95,7 @@ func TestDestinationsAPI(t *testing.T) {
 // Through the real app: an applied event reaches the default sandbox via the relay, and the sandbox is
 // browsable through the API.
 func TestSandboxReceivesAppliedContact(t *testing.T) {
+	t.Parallel()
 	e := newLCEnv(t)
 	e.applied("form_submitted", "jane@example.com", "", time.Now().Add(-time.Minute), nil)
 	if _, err := e.app.Sync.Relay.FanOut(e.ctx); err != nil {

@@ -12,6 +12,7 @@ import (
 // link-local or metadata address, or localhost, are refused at save time with a JSON error naming the
 // setting that allows them, and nothing is saved. (Names are checked again on every connection.)
 func TestSaveRefusesPrivateOutboundURLs(t *testing.T) {
+	t.Parallel()
 	e := newLCEnv(t) // LEADGATE_EGRESS_ALLOWED_HOSTS=127.0.0.1
 	status, body := e.call("POST", "/destinations", map[string]any{"name": "HS", "kind": "hubspot", "api_token": "t"})
 	if status != http.StatusCreated {

@@ -102,6 +102,7 @@ func (g *guardEnv) audited(action string) int {
 }
 
 func TestGuardsAPI(t *testing.T) {
+	t.Parallel()
 	g := newGuardEnv(t)
 	filters := fmt.Sprintf("/sources/%d/filters", g.src.ID)
 

@@ -13,6 +13,7 @@ import (
 // replay in each mode, discard, merge) and every rule change, made through
 // the API, lands in the audit history with actor, time, before and after.
 func TestLifecycleAuditTrail(t *testing.T) {
+	t.Parallel()
 	e := newLCEnv(t)
 	t0 := time.Date(2026, 10, 31, 8, 0, 0, 0, time.UTC)
 	e.applied("form_submitted", "ana@example.com", "", t0, map[string]any{"industry": "Retail"})

@@ -88,6 +88,7 @@ func readOpenAPI(t *testing.T, raw []byte) openAPIDoc {
 // TestOpenAPIMatchesRouter: the document served at /api/v1/openapi.json
 // describes exactly the routes the router serves under /api/v1 and /hooks.
 func TestOpenAPIMatchesRouter(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"LEADGATE_DATABASE_URL": testkit.MigratedDatabase(t), "LEADGATE_REDIS_URL": testkit.RedisDB(t),
 		"LEADGATE_SECRET_KEY": "openapi-test-secret-0123456789", "LEADGATE_SPOOL_DIR": "off",
 		"LEADGATE_EGRESS_ALLOWED_HOSTS": "127.0.0.1"}

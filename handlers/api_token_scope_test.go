@@ -102,6 +102,7 @@ func newTokenScopeEnv(t *testing.T) tokenScopeEnv {
 // gets a JSON 403 everywhere else and on instance-wide actions; an unscoped
 // token reaches every workspace as before.
 func TestAPITokenWorkspaceScope(t *testing.T) {
+	t.Parallel()
 	e := newTokenScopeEnv(t)
 	ctx := context.Background()
 	const newSource = `{"name":"Web form","kind":"standard-webhooks","channel":"web_form"}`
@@ -205,6 +206,7 @@ func TestAPITokenWorkspaceScope(t *testing.T) {
 // The web app's Tokens page limits a new token to ticked workspaces, shows
 // the scope, audits it, and refuses an unknown workspace inline.
 func TestUITokenWorkspaceScope(t *testing.T) {
+	t.Parallel()
 	e := newTokenScopeEnv(t)
 	admin := e.signedIn(models.RoleAdmin)
 	page := admin.get("/tokens")

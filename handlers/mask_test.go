@@ -6,6 +6,7 @@ import (
 )
 
 func TestMaskPersonalHidesPersonalValuesAndKeepsTheRest(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, in   string
 		gone, kept []string

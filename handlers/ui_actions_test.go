@@ -46,6 +46,7 @@ func uiMutations(src, tok, user int64) []uiMutation {
 }
 
 func TestUIRolesAreEnforcedOnEveryAction(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := models.Source{WorkspaceID: e.ws.ID, Name: "Seed", Kind: "standard-webhooks", SecretEnc: uiSeal(t, e, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")}
@@ -87,6 +88,7 @@ func TestUIRolesAreEnforcedOnEveryAction(t *testing.T) {
 // TestUIEveryActionIsAudited walks through every UI action as an admin and
 // checks each one lands in the audit history, in the page as well as the table.
 func TestUIEveryActionIsAudited(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	c := e.signedIn(models.RoleAdmin)
@@ -211,6 +213,7 @@ func uiSeal(t *testing.T, e *uiEnv, secret string) []byte {
 }
 
 func TestUIFormsShowErrorsInline(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleAdmin)
 	c.get("/w/default/sources/new")
@@ -243,6 +246,7 @@ func TestUIFormsShowErrorsInline(t *testing.T) {
 // TestUIPipelinePages drives a signed webhook into a source created in the UI
 // and follows it through the dashboard, its htmx fragment and the explorer.
 func TestUIPipelinePages(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	c := e.signedIn(models.RoleEditor)
@@ -328,6 +332,7 @@ func TestUIPipelinePages(t *testing.T) {
 }
 
 func TestUIWorkspaces(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	admin := e.signedIn(models.RoleAdmin)
 	admin.get("/workspaces")

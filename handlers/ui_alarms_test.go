@@ -51,6 +51,7 @@ func alarmFixture(t *testing.T, e *uiEnv) (silent, refusing models.Source) {
 }
 
 func TestUIAlarmsShowWherePeopleLook(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	alarmFixture(t, e)
 	c := e.signedIn(models.RoleViewer)
@@ -123,6 +124,7 @@ func TestUIAlarmsShowWherePeopleLook(t *testing.T) {
 }
 
 func TestUIAlarmBannerGoesWhenTheAlarmClears(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	silent, _ := alarmFixture(t, e)
 	c := e.signedIn(models.RoleViewer)
@@ -140,6 +142,7 @@ func TestUIAlarmBannerGoesWhenTheAlarmClears(t *testing.T) {
 }
 
 func TestUIOutcomeGridFlagsAHighQuarantineShare(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	src := models.Source{WorkspaceID: e.ws.ID, Name: "Form", Kind: "standard-webhooks", Channel: "web_form", Enabled: true}
 	if err := e.store.SourceCreate(context.Background(), &src); err != nil {

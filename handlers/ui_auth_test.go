@@ -20,6 +20,7 @@ var anonymousPages = []string{
 }
 
 func TestUIAccessControl(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 
 	t.Run("anonymous visitors are sent to /login", func(t *testing.T) {
@@ -106,6 +107,7 @@ func TestUIAccessControl(t *testing.T) {
 }
 
 func TestUILoginLogoutAndSessions(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 
 	t.Run("wrong password is refused without saying which part was wrong", func(t *testing.T) {
@@ -159,6 +161,7 @@ func TestUILoginLogoutAndSessions(t *testing.T) {
 }
 
 func TestUIFirstStartForcesPasswordChange(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	var out bytes.Buffer
 	if err := e.app.FirstStart(context.Background(), &out); err != nil {
@@ -191,6 +194,7 @@ func TestUIFirstStartForcesPasswordChange(t *testing.T) {
 }
 
 func TestUILoginThrottle(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	e.user("target@example.com", models.RoleAdmin)
 	e.user("other@example.com", models.RoleAdmin)

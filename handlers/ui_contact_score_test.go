@@ -11,6 +11,7 @@ import (
 // The contact page shows the score as the sum of the lines the apply step
 // scored, not a bare number.
 func TestUIContactScoreShowsItsBreakdown(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	src := e.seedSource("Web form")
 	e.apply(src, lead{email: "ann@example.com", stage: "Discovered"})

@@ -11,6 +11,7 @@ import (
 )
 
 func TestUIContactTimelinePagesOlderEntries(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	src := e.seedSource("Web form")
 	start := time.Now().UTC().Add(-48 * time.Hour)
@@ -54,6 +55,7 @@ func TestUIContactTimelinePagesOlderEntries(t *testing.T) {
 }
 
 func TestUIContactShowsItsStagePath(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	src := e.seedSource("Web form")
 	now := time.Now().UTC()

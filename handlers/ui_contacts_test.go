@@ -12,6 +12,7 @@ import (
 )
 
 func TestUIContactSearchAndTimeline(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	src := e.seedSource("Web form")
 	c := e.signedIn(models.RoleViewer)
@@ -58,6 +59,7 @@ func TestUIContactSearchAndTimeline(t *testing.T) {
 // TestUIContactActions walks every operator action on a contact as an admin:
 // each lands in the audit history, and bad input comes back inline.
 func TestUIContactActions(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := e.seedSource("Web form")

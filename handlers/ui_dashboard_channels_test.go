@@ -14,6 +14,7 @@ import (
 )
 
 func TestUIDashboardChartsEventsByChannel(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleViewer)
 	empty := c.get("/w/default/")
@@ -50,6 +51,7 @@ func TestUIDashboardChartsEventsByChannel(t *testing.T) {
 var appScript = regexp.MustCompile(`<script src="(/static/js/app\.[0-9a-f]+\.js)" defer></script>`)
 
 func TestUIDeadLetterSelectAll(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := e.seedSource("Web form")

@@ -8,6 +8,7 @@ import (
 // A chart's domain starts at the first bucket with data in the range, keeps
 // at least chartMinBuckets points, and spans the whole range when empty.
 func TestChartWindowStartsAtTheFirstDataPoint(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 10, 12, 34, 56, 0, time.UTC)
 	day, err := parseChartRange("")
 	if err != nil || day.Key != "24h" {

@@ -15,6 +15,7 @@ var domainStart = regexp.MustCompile(`data-testid="rate-chart" data-domain-start
 // The time-range picker: the range is in the URL, the polled fragment keeps
 // it, and the chart's domain begins at the first event inside the range.
 func TestUIDashboardRangePickerZoomsToTheData(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleViewer)
 	src := e.seedSource("Landing page")

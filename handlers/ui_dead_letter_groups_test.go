@@ -64,6 +64,7 @@ func (e *uiEnv) loop(src models.Source, email string, max, n int) string {
 }
 
 func TestUIDeadLetterLoopIsOneGroupedDeadLetterPerTrip(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	src := e.seedSource("Web form")
 	contact := e.loop(src, "loop@example.com", 2, 9)
@@ -120,6 +121,7 @@ func TestUIDeadLetterLoopIsOneGroupedDeadLetterPerTrip(t *testing.T) {
 }
 
 func TestUIDeadLetterActOnAll500WritesOneAuditEntry(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	for i := range 500 {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestUIDeadLetterListAndFilters(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	src := e.seedSource("Web form")
 	other := e.seedSource("Voice agent")
@@ -46,6 +47,7 @@ func TestUIDeadLetterListAndFilters(t *testing.T) {
 }
 
 func TestUIDeadLetterReplayChoices(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := e.seedSource("Web form")
@@ -96,6 +98,7 @@ func TestUIDeadLetterReplayChoices(t *testing.T) {
 }
 
 func TestUIDeadLetterBulkActions(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := e.seedSource("Web form")

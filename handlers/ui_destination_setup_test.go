@@ -12,6 +12,7 @@ import (
 // The UI's test connection lists every missing piece of the setup, and "Create missing fields" runs the
 // API's loop-fields action: the fields are created in the account and the creation is audited.
 func TestUIDestinationListsMissingSetupAndCreatesFields(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleEditor)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"},

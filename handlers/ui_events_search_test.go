@@ -11,6 +11,7 @@ import (
 // The events page finds a lead's events by email or phone, written as a
 // person would type them, and says plainly when the search is neither.
 func TestUIEventsSearchByEmailOrPhone(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	src := e.seedSource("Web form")
 	e.apply(src, lead{email: "ann@example.com", stage: "Discovered"})

@@ -11,6 +11,7 @@ import (
 )
 
 func TestUIAlertingSettingsForm(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	admin := e.signedIn(models.RoleAdmin)
@@ -66,6 +67,7 @@ func TestUIAlertingSettingsForm(t *testing.T) {
 }
 
 func TestUIHealthAlarmForm(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	editor := e.signedIn(models.RoleEditor)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestUILoopFormShowsTheValuesInForce(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleEditor)
 	// Nothing saved: the defaults are in force (600 s echo window, 20 changes within 600 s).
@@ -43,6 +44,7 @@ func TestUILoopFormShowsTheValuesInForce(t *testing.T) {
 }
 
 func TestUISilenceThresholdEditedInPlace(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := e.seedSource("Web form")

@@ -49,6 +49,7 @@ func pipelineMutations(contact string, dl int64, src int64) []uiMutation {
 }
 
 func TestUIPipelineRolesCSRFAndSignIn(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := e.seedSource("Web form")

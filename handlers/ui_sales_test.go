@@ -14,6 +14,7 @@ import (
 )
 
 func TestUIDashboardFunnelAndDeadLetterDepth(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	src := e.seedSource("Web form")
 	c := e.signedIn(models.RoleViewer)
@@ -31,6 +32,7 @@ func TestUIDashboardFunnelAndDeadLetterDepth(t *testing.T) {
 }
 
 func TestUISalesReport(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := e.seedSource("Web form")
@@ -82,6 +84,7 @@ func TestUISalesReport(t *testing.T) {
 }
 
 func TestUIQueuesInspector(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleAdmin)
 	res := c.get("/queues")

@@ -14,6 +14,7 @@ import (
 // channel, how far each source's leads got, and the median time from first
 // seen to each stage by the week the leads were first seen.
 func TestUISalesTrendsWeeklyLeadsConversionPerSourceAndTimeToStage(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	web, voice := e.seedSource("Web form"), e.seedSource("Voice agent")

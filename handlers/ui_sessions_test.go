@@ -39,6 +39,7 @@ func (c *uiClient) loginVia(header http.Header, email, password string) uiRespon
 }
 
 func TestUISessionsEndOnTheServer(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 
 	t.Run("a cookie copied before sign-out is refused after it", func(t *testing.T) {
@@ -86,6 +87,7 @@ func TestUISessionsEndOnTheServer(t *testing.T) {
 }
 
 func TestUISignInLandsWhereYouWereGoing(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	e.user("land@example.com", models.RoleEditor)
 
@@ -126,6 +128,7 @@ func TestUISignInLandsWhereYouWereGoing(t *testing.T) {
 }
 
 func TestUISignInThrottleCountsPerClientAndAccount(t *testing.T) {
+	t.Parallel()
 	t.Run("a guesser behind a trusted proxy locks out only itself", func(t *testing.T) {
 		e := newUIEnvWith(t, map[string]string{"LEADGATE_TRUSTED_PROXIES": "127.0.0.1, ::1"})
 		e.user("victim@example.com", models.RoleAdmin)
@@ -166,6 +169,7 @@ func TestUISignInThrottleCountsPerClientAndAccount(t *testing.T) {
 }
 
 func TestUITransportHeaders(t *testing.T) {
+	t.Parallel()
 	t.Run("API answers carry nosniff; no HSTS on an http public URL", func(t *testing.T) {
 		e := newUIEnv(t)
 		for _, p := range []string{"/api/v1/workspaces", "/healthz"} {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestSourceFormShowsHubSpotDefaultStageAliases(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleAdmin)
 
@@ -43,6 +44,7 @@ func TestSourceFormShowsHubSpotDefaultStageAliases(t *testing.T) {
 }
 
 func TestSourcePageShowsRefusedDeliveriesAndTheRefusalAlarm(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleViewer)
 	ctx := context.Background()
@@ -63,6 +65,7 @@ func TestSourcePageShowsRefusedDeliveriesAndTheRefusalAlarm(t *testing.T) {
 }
 
 func TestSourcePageStatesItsLearnedSilenceRule(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleViewer)
 	ctx := context.Background()

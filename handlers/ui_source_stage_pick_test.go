@@ -10,6 +10,7 @@ import (
 // Where a source's mapping chooses a stage, the operator picks from the
 // stages in force instead of typing a name; a row added with htmx is the same.
 func TestSourceMappingPicksStagesFromAList(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleEditor)
 	row := c.get("/w/default/sources/stage-row", "HX-Request", "true")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestUIStageRulesDryRunHonoursTheLoopBreaker(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := e.seedSource("Web form")

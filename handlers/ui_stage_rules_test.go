@@ -59,6 +59,7 @@ func stageOrder(body string) []string {
 }
 
 func TestUIStageRulesDraftOperations(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	c := e.signedIn(models.RoleEditor)
 	page := c.get("/w/default/stages")
@@ -102,6 +103,7 @@ func TestUIStageRulesDraftOperations(t *testing.T) {
 }
 
 func TestUIStageRulesPreviewAndSave(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := e.seedSource("Web form")

@@ -13,6 +13,7 @@ import (
 )
 
 func TestUIDestinations(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	c := e.signedIn(models.RoleEditor)
@@ -92,6 +93,7 @@ func TestUIDestinations(t *testing.T) {
 }
 
 func TestUIGuards(t *testing.T) {
+	t.Parallel()
 	e := newUIEnv(t)
 	ctx := context.Background()
 	src := e.seedSource("Web form")

@@ -17,6 +17,7 @@ import (
 // window block that key until the oldest of them ages out; other keys are free; a reset clears a key. With
 // Redis, a second replica (another LoginLimiter on the same Redis) sees the first one's failures.
 func TestLoginLimiter(t *testing.T) {
+	t.Parallel()
 	opt, err := redis.ParseURL(testkit.RedisDB(t))
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +65,7 @@ func TestLoginLimiter(t *testing.T) {
 }
 
 func TestLoginLimiterBudgetsByKeyKind(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l := NewLoginLimiter(2, 15*time.Minute)
 	l.KindMax = map[string]int{"client": 4}
@@ -84,6 +86,7 @@ func TestLoginLimiterBudgetsByKeyKind(t *testing.T) {
 }
 
 func TestAuditDiff(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name          string
 		before, after string
@@ -118,6 +121,7 @@ func TestAuditDiff(t *testing.T) {
 }
 
 func TestPrettyJSON(t *testing.T) {
+	t.Parallel()
 	if got := prettyJSON(json.RawMessage(`{"a":[1,2]}`)); got != "{\n  \"a\": [\n    1,\n    2\n  ]\n}" {
 		t.Fatalf("pretty %q", got)
 	}

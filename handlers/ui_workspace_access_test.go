@@ -60,6 +60,7 @@ func userPath(u models.User, rest string) string {
 }
 
 func TestRestrictedUserOpensOnlyTheirWorkspaces(t *testing.T) {
+	t.Parallel()
 	e := newRestrictedEnv(t)
 	c := e.client
 
@@ -97,6 +98,7 @@ func TestRestrictedUserOpensOnlyTheirWorkspaces(t *testing.T) {
 }
 
 func TestRestrictedUserCannotChangeOtherWorkspaces(t *testing.T) {
+	t.Parallel()
 	e := newRestrictedEnv(t)
 	c := e.client
 	c.get("/w/acme/")
@@ -153,6 +155,7 @@ func TestRestrictedUserCannotChangeOtherWorkspaces(t *testing.T) {
 }
 
 func TestWorkspaceMembershipActionsAreAudited(t *testing.T) {
+	t.Parallel()
 	e := newRestrictedEnv(t)
 	a := e.admin
 	// The grants made by newRestrictedEnv are in the history.
@@ -214,6 +217,7 @@ func TestWorkspaceMembershipActionsAreAudited(t *testing.T) {
 }
 
 func TestWorkspaceMembershipNeedsAdminAndCSRF(t *testing.T) {
+	t.Parallel()
 	e := newRestrictedEnv(t)
 	before := len(e.auditActions())
 	editor := e.signedIn(models.RoleEditor)
@@ -231,6 +235,7 @@ func TestWorkspaceMembershipNeedsAdminAndCSRF(t *testing.T) {
 }
 
 func TestRestrictedUserSeesNoInstanceHistory(t *testing.T) {
+	t.Parallel()
 	e := newRestrictedEnv(t)
 	e.admin.get("/tokens")
 	expectStatus(t, "create token", e.admin.post("/tokens", url.Values{"name": {"other-client-script"}, "role": {"viewer"}}), http.StatusCreated)
@@ -247,6 +252,7 @@ func TestRestrictedUserSeesNoInstanceHistory(t *testing.T) {
 // workspaces, and list only theirs; a token without a workspace scope is not
 // restricted (scoped tokens: api_token_scope_test.go).
 func TestAPIWorkspaceAccessForUsers(t *testing.T) {
+	t.Parallel()
 	e := newRestrictedEnv(t)
 	api := &handlers.API{Store: e.store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	as := func(p principal.Principal) http.Handler {

@@ -17,6 +17,7 @@ import (
 // the delay the applier asks for without counting as failures; a failed run
 // is retried after its backoff and counts; anything else gets asynq's default.
 func TestApplyRetryPolicy(t *testing.T) {
+	t.Parallel()
 	task := jobs.NewApplyEventTask("0190a6f0-0000-7000-8000-000000000000")
 	tests := []struct {
 		name        string
@@ -50,6 +51,7 @@ func TestApplyRetryPolicy(t *testing.T) {
 // TestApplyTaskShape: the task is keyed by its event (so repeated enqueues
 // collapse), goes to the apply queue, and a bad payload is never retried.
 func TestApplyTaskShape(t *testing.T) {
+	t.Parallel()
 	task := jobs.NewApplyEventTask("ev-1")
 	if task.Type() != jobs.TypeApplyEvent || string(task.Payload()) != `{"event_id":"ev-1"}` {
 		t.Errorf("task = %s %s", task.Type(), task.Payload())

@@ -15,6 +15,7 @@ import (
 // first admission is settled before it waits again: otherwise, with every slot held by its own pending
 // admission (here a limit of 1), it would wait on itself until its timeout.
 func TestASecondConnectionDoesNotWaitOnTheRequestsOwnAdmission(t *testing.T) {
+	t.Parallel()
 	opt, err := redis.ParseURL(testkit.RedisDB(t))
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,7 @@ func (a *arrivals) maxIn(w time.Duration) int {
 // admission would land a request admitted early next to ones admitted after it, and the CRM would count
 // limit+1 in one of its windows.
 func TestCRMRequestsAreAdmittedAfterTheConnectionIsReady(t *testing.T) {
+	t.Parallel()
 	env := newSyncEnv(t)
 	var dials atomic.Int64
 	var dialer net.Dialer
@@ -105,6 +106,7 @@ func (c stallingConn) Write(b []byte) (int, error) {
 // and margin, the move to its send time is what keeps the limit; held up longer, its admission would
 // have left the window before it went out, and only its counting as pending until answered keeps it.
 func TestCRMRequestHeldUpAfterAdmissionCountsFromWhenItWentOut(t *testing.T) {
+	t.Parallel()
 	for _, heldUp := range []time.Duration{600 * time.Millisecond, 1500 * time.Millisecond} {
 		t.Run(heldUp.String(), func(t *testing.T) {
 			env := newSyncEnv(t)

@@ -17,6 +17,7 @@ import (
 // with the reason (naming the setting that allows it) and keeps its work, like a rejected token.
 // Allowing the host lets the same destination through.
 func TestDestinationOnPrivateAddressIsRefusedAtDial(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		baseURL func(port string) string
@@ -72,6 +73,7 @@ func TestDestinationOnPrivateAddressIsRefusedAtDial(t *testing.T) {
 // A side-effect webhook on a private address is refused before any byte is sent and dead-lettered at
 // once with the guard's reason: retrying cannot make it allowed.
 func TestSideEffectWebhookToPrivateAddressIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer srv.Close()

@@ -59,6 +59,7 @@ func pendingApplyTasks(t *testing.T, rdb redis.UniversalClient) map[string]bool 
 // Enqueues made while a script call is out wait for it and then go to Redis together in one pipeline;
 // every task is enqueued exactly once, and a repeated enqueue of one event still collapses into its task.
 func TestConcurrentEnqueuesShareARoundTrip(t *testing.T) {
+	t.Parallel()
 	opts, err := redis.ParseURL(testkit.RedisDB(t))
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +109,7 @@ func TestConcurrentEnqueuesShareARoundTrip(t *testing.T) {
 // On a Redis that has never seen asynq's scripts, pipelined calls are answered NOSCRIPT and each caller
 // falls back to EVAL: nothing is lost. After Stop, calls go straight to Redis.
 func TestPipelinedEnqueuesLoadTheirScriptOnAFreshRedis(t *testing.T) {
+	t.Parallel()
 	srv := testkit.RedisServer(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
@@ -155,6 +157,7 @@ func TestPipelinedEnqueuesLoadTheirScriptOnAFreshRedis(t *testing.T) {
 
 // A caller whose context ends while its call waits gets its context's error at once.
 func TestAnEnqueueWaitingBehindAStuckRedisHonoursItsContext(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
 	if err != nil {
 		t.Fatal(err)

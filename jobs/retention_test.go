@@ -100,6 +100,7 @@ func percentile(lat []time.Duration, p float64) time.Duration {
 // deleted in small batches while ingest keeps storing; nothing recent, unresolved
 // or dead-lettered is touched. The p99 figures are logged for docs, not asserted.
 func TestRetentionPurgesBacklogWhileIngestRuns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := retentionStore(t)
 	const backlog = 100_000
@@ -139,6 +140,7 @@ func TestRetentionPurgesBacklogWhileIngestRuns(t *testing.T) {
 
 // TestRetentionKeepsOpenDeadLettersAndUnresolvedEvents spells out what is never purged.
 func TestRetentionKeepsOpenDeadLettersAndUnresolvedEvents(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := retentionStore(t)
 	srcID := seedBacklog(t, st, 10)
@@ -174,6 +176,7 @@ func TestRetentionKeepsOpenDeadLettersAndUnresolvedEvents(t *testing.T) {
 
 // TestRetentionNeverGoesBelowTheSenderRetryHorizon: a too-short setting is raised to the floor.
 func TestRetentionNeverGoesBelowTheSenderRetryHorizon(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := retentionStore(t)
 	srcID := seedBacklog(t, st, 0)

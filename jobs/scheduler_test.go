@@ -20,6 +20,7 @@ import (
 // and Redis; only the one holding the Postgres advisory lock enqueues, so a
 // job due every second is produced about once a second, not twice.
 func TestTwoSchedulerReplicasProduceEachJobOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	dbURL := testkit.MigratedDatabase(t)

@@ -17,6 +17,7 @@ import (
 // contact's record stays, and nothing is dead-lettered. HubSpot merged the records itself: its one
 // remaining record is deleted.
 func TestEraseOfASurvivorDeletesTheRecordsMergedIntoIt(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{crm.KindActiveCampaign, crm.KindGoHighLevel, crm.KindHubSpot} {
 		t.Run(kind, func(t *testing.T) {
 			e := newSyncEnv(t)

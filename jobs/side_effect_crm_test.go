@@ -125,6 +125,7 @@ func countRequests(reqs []crmfake.Request, method, pathPrefix string) int {
 // DELETE answers 503, the retry deletes it, the row ends sent (not dead-lettered) and later passes send
 // nothing more.
 func TestSideEffectCRMDeleteDeletesTheRecordOnceAfterA503(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{crm.KindActiveCampaign, crm.KindHubSpot, crm.KindGoHighLevel} {
 		t.Run(kind, func(t *testing.T) {
 			e := newSyncEnv(t)
@@ -169,6 +170,7 @@ func TestSideEffectCRMDeleteDeletesTheRecordOnceAfterA503(t *testing.T) {
 // A crm_delete naming two destinations carries out each once: a failure at one does not repeat the delete
 // at the other on retry.
 func TestSideEffectCRMDeleteProgressIsKeptPerDestination(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	cases := e.crmCases()
 	hs, ac := cases[crm.KindHubSpot](), cases[crm.KindActiveCampaign]()
@@ -202,6 +204,7 @@ func TestSideEffectCRMDeleteProgressIsKeptPerDestination(t *testing.T) {
 // record for review with a note naming the survivor. The survivor's record is updated by the normal sync
 // and no new duplicate appears; the loser's mapping is retired.
 func TestLeadgateMergeIsCarriedToTheCRM(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{crm.KindActiveCampaign, crm.KindHubSpot, crm.KindGoHighLevel} {
 		t.Run(kind, func(t *testing.T) {
 			e := newSyncEnv(t)
@@ -274,6 +277,7 @@ func TestLeadgateMergeIsCarriedToTheCRM(t *testing.T) {
 // A paused destination holds a crm_delete without spending its attempts (an expired token must not turn
 // erasures into dead letters); a 429 holds it for Retry-After, also uncounted; then it is deleted once.
 func TestSideEffectCRMDeleteWaitsForAPausedOrRateLimitedDestination(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	cc := e.crmCases()[crm.KindHubSpot]()
 	c := e.contact("held@example.com", "Discovered")
@@ -319,6 +323,7 @@ func TestSideEffectCRMDeleteWaitsForAPausedOrRateLimitedDestination(t *testing.T
 // survivor's next sync updates it by id (no new record, no search, no crm_merge to run), so the CRM keeps
 // one record for the person and an erase of the survivor can find it.
 func TestMergeHandsTheLosersRecordToTheSurvivor(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	cc := e.crmCases()[crm.KindActiveCampaign]()
 	loser := e.contact("jane.doe@example.com", "Engaged")

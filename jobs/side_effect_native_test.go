@@ -97,6 +97,7 @@ func (e *syncEnv) outboxRow(id int64) models.OutboxRow {
 // pending with its original payload, as if leadgate died between the CRM's answer and its bookkeeping)
 // finds the task by its stable-id marker and creates no second one.
 func TestNativeSideEffectCreatesOneTaskPerCRM(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{crm.KindActiveCampaign, crm.KindHubSpot, crm.KindGoHighLevel} {
 		t.Run(kind, func(t *testing.T) {
 			e := newSyncEnv(t)
@@ -130,6 +131,7 @@ func TestNativeSideEffectCreatesOneTaskPerCRM(t *testing.T) {
 
 // Each CRM's other native actions reach it once, with the rule's params, even when delivered twice.
 func TestNativeSideEffectActionsPerCRM(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		kind, action string
 		params       map[string]string
@@ -199,6 +201,7 @@ func enrolledOnce(id, path string) func(nativeCase, string) string {
 // An action the only CRM cannot run is dead-lettered at once (one attempt) with a reason naming it, and
 // nothing is sent to the CRM.
 func TestNativeSideEffectUnsupportedIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	nc := e.nativeCases()[crm.KindHubSpot]()
 	c := e.contact("tag@example.com", "SQL")
@@ -220,6 +223,7 @@ func TestNativeSideEffectUnsupportedIsDeadLettered(t *testing.T) {
 // A contact without a record at the destination yet (its sync pending) holds the side effect without
 // spending attempts; once the contact is synced the action runs on the new record.
 func TestNativeSideEffectWaitsForTheContactsSync(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	nc := e.nativeCases()[crm.KindGoHighLevel]()
 	c := e.contact("early@example.com", "SQL") // intent written, not synced yet
@@ -249,6 +253,7 @@ func TestNativeSideEffectWaitsForTheContactsSync(t *testing.T) {
 // With two CRMs, a destination done is never repeated: ActiveCampaign creates its task, GoHighLevel answers
 // 503, and the retry goes to GoHighLevel only.
 func TestNativeSideEffectProgressIsKeptPerDestination(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	ac := e.nativeCases()[crm.KindActiveCampaign]()
 	ghl := e.nativeCases()[crm.KindGoHighLevel]()
@@ -284,6 +289,7 @@ func countExact(reqs []crmfake.Request, method, path string) int {
 // A 429 from the CRM pauses the destination's limiter and holds the side effect for Retry-After without
 // spending an attempt; the action then runs once.
 func TestNativeSideEffectHeldOnA429(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	nc := e.nativeCases()[crm.KindGoHighLevel]()
 	c := e.contact("busy@example.com", "SQL")

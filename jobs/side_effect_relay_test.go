@@ -49,6 +49,7 @@ func (e *syncEnv) deliverUntil(r *jobs.SideEffectRelay, id int64, done func(mode
 // The generic webhook gets the side effect with Idempotency-Key = its stable id on every attempt; 503s are
 // retried with backoff until it succeeds, and it is marked sent once.
 func TestSideEffectWebhookRetriesWithStableIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	var mu sync.Mutex
 	var keys []string
@@ -88,6 +89,7 @@ func TestSideEffectWebhookRetriesWithStableIdempotencyKey(t *testing.T) {
 
 // A 4xx answer is not retried: the side effect is dead-lettered with the reason.
 func TestSideEffectRejectedIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnprocessableEntity) }))
 	defer srv.Close()
@@ -108,6 +110,7 @@ func TestSideEffectRejectedIsDeadLettered(t *testing.T) {
 // Without a webhook, a sandbox destination runs the action natively, once per stable id even when the relay
 // delivers it twice (a crash between the action and the bookkeeping).
 func TestSideEffectRunsNativelyInSandboxOnce(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	d := e.addDestination(models.Destination{Kind: "sandbox"}, "")
 	c := e.contact("jane@example.com", "SQL")

@@ -23,6 +23,7 @@ import (
 // for each event that waits for hydration. (The sweep used to re-read its first page for as long as
 // the backlog lasted: it never returned while more than a page was stranded.)
 func TestSweepOfALargeBacklogWakesTheDrainersOnceAndReturns(t *testing.T) {
+	t.Parallel()
 	st := retentionStore(t)
 	db := st.DB()
 	var srcID int64
@@ -99,6 +100,7 @@ func (c *claimTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Trac
 // Redis data) wait for nobody while the worker's drainer idles; the stranded sweep leaves one trigger,
 // a worker's asynq server hands it to the drainer, and every event is applied.
 func TestTheSweepGetsEventsAppliedWhoseBatchTriggerWasLost(t *testing.T) {
+	t.Parallel()
 	dsn := testkit.MigratedDatabase(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

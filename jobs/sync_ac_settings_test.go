@@ -14,6 +14,7 @@ import (
 // The ActiveCampaign destination settings reach the adapter: with allow_null_email a phone-only lead is
 // created as a phone-only contact (the fake refuses one without the request's allowNullEmail).
 func TestRelayCarriesActiveCampaignPhoneOnlySetting(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields, AllowNullEmail: true})
 	defer fake.Close()

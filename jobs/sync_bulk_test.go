@@ -45,6 +45,7 @@ func acWrites(fake *crmfake.ActiveCampaign) (perContact, imports int) {
 // per 250), keeps every remote id and duplicates nothing; a live change of a contact the CRM already holds
 // is a per-contact write (it checks for a person's edit first); a resync of fewer than 10 stays per contact.
 func TestResyncToActiveCampaignUsesBulkImport(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()
@@ -112,6 +113,7 @@ func TestResyncToActiveCampaignUsesBulkImport(t *testing.T) {
 }
 
 func TestSmallResyncToActiveCampaignStaysPerContact(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()

@@ -16,6 +16,7 @@ import (
 // about 2.3 a second to a backlog started at midnight); the same resync without a daily limit is the
 // comparison.
 func TestDailyQuotaPacesResyncButNotLiveLeads(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("load test")
 	}

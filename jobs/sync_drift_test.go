@@ -18,6 +18,7 @@ import (
 // bounded to a few contacts each walk every synced contact (resuming where the last run stopped, wrapping
 // at the end) rather than re-reading the first ones forever.
 func TestDriftCheckWalksEveryContactAcrossRuns(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	d := e.addDestination(models.Destination{Kind: "sandbox", Name: "sandbox"}, "unused")
 	for _, email := range []string{"a@example.com", "b@example.com", "c@example.com", "d@example.com", "e@example.com"} {

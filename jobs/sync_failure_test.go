@@ -41,6 +41,7 @@ func (e *syncEnv) pass(d models.Destination) {
 // 429: Retry-After is honoured (every replica's limiter pauses), the item is requeued for after the pause,
 // and no failure is counted.
 func TestRelayRateLimitRequeuesWithoutFailure(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()
@@ -77,6 +78,7 @@ func TestRelayRateLimitRequeuesWithoutFailure(t *testing.T) {
 
 // A 5xx is retried with exponential backoff starting at 2 s (the default), counting attempts.
 func TestRelayTransientBacksOffFromTwoSeconds(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()
@@ -99,6 +101,7 @@ func TestRelayTransientBacksOffFromTwoSeconds(t *testing.T) {
 // After the inline retries a transient failure becomes a dead letter retried by the scheduler after 20 min;
 // a success later resolves it.
 func TestRelayTransientDeadLetterIsRetriedByScheduler(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()
@@ -142,6 +145,7 @@ func TestRelayTransientDeadLetterIsRetriedByScheduler(t *testing.T) {
 // A validation failure dead-letters that contact as invalid_mapping with one alert; the rest of the batch is
 // delivered. Replaying it after the mapping is fixed sends the current state.
 func TestRelayInvalidMappingDeadLettersOneAndContinues(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()

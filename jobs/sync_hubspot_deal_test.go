@@ -12,6 +12,7 @@ import (
 // A HubSpot destination in deal mode, driven by the relay: each contact gets one deal in the pipeline,
 // stage changes move it, and a deal a person moved is left alone and recorded as a conflict.
 func TestHubSpotDealModeThroughTheRelay(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewHubSpot(crmfake.HSOptions{Options: crmfake.Options{Token: "hs-token"}, Properties: hsTestProps})
 	defer fake.Close()

@@ -12,6 +12,7 @@ import (
 // pipeline (the oldest when it has several; deals in other pipelines and the stage field are ignored),
 // records that deal, and a later event never moves it back or opens a second deal.
 func TestImportFromActiveCampaignDealModeReadsDealStage(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields,
 		Pipelines: []crmfake.ACPipeline{

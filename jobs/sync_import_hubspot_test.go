@@ -13,6 +13,7 @@ import (
 // does not count, and of several in the pipeline the oldest does (the one the adapter moves). After the
 // import an event never moves the deal back and no second deal is opened.
 func TestImportFromHubSpotDealModeReadsDealStage(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewHubSpot(crmfake.HSOptions{Options: crmfake.Options{Token: "hs-token"},
 		Pipelines: []crmfake.HSPipeline{

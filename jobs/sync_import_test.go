@@ -44,6 +44,7 @@ func (noQueue) EnqueueApplyIn(context.Context, string, time.Duration) error { re
 // leadgate is linked, not duplicated); afterwards an event can never move them backwards, in leadgate or
 // in the CRM.
 func TestImportKeepsCRMStagesAndEventsNeverMoveThemBack(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()
@@ -140,6 +141,7 @@ func (e *syncEnv) runImport(d models.Destination, seen, created, linked int) {
 // and a Discovered event moves it back neither in leadgate nor in the CRM; a contact leadgate knows at
 // Discovered is linked and moved forward to the CRM's stage, never pushing the CRM back.
 func TestImportFromGoHighLevelFieldModeKeepsStages(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := ghlImportFake()
 	defer fake.Close()
@@ -203,6 +205,7 @@ func TestImportFromGoHighLevelFieldModeKeepsStages(t *testing.T) {
 // GoHighLevel in deal mode: a contact's stage is its opportunity's stage in the pipeline (read through the
 // stage map); after the import an event never moves the opportunity back and no second one is opened.
 func TestImportFromGoHighLevelDealModeReadsOpportunityStage(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := ghlImportFake()
 	defer fake.Close()

@@ -62,6 +62,7 @@ func (l *answerLoser) arm(lost func()) {
 // contact's newer value is written, and no conflict is recorded. Before, the cut-off write's value was
 // kept as an "edit" and every later change of the field was lost.
 func TestAWriteWhoseAnswerWasLostIsNotTakenForAPersonsEdit(t *testing.T) {
+	t.Parallel()
 	type crmUnderTest struct {
 		dest   models.Destination
 		loser  *answerLoser

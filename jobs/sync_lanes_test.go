@@ -38,6 +38,7 @@ func firstWrite(fake *crmfake.ActiveCampaign, email string) time.Time {
 // per-contact path and alongside the bulk importer. The latency from its fan-out to its arrival is
 // reported (a figure, not an assertion: the assertion is that it arrived before the backlog was done).
 func TestLiveLeadOvertakesResyncBacklog(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("load test")
 	}

@@ -58,6 +58,7 @@ func halfConfiguredAC() *crmfake.ActiveCampaign {
 // (the one the API and the UI call) every contact reaches the CRM once, at its highest stage, with no
 // replay by hand.
 func TestHalfConfiguredActiveCampaignPausesThenDeliversEveryContactOnceAfterLoopFields(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := halfConfiguredAC()
 	defer fake.Close()
@@ -179,6 +180,7 @@ func TestHalfConfiguredActiveCampaignPausesThenDeliversEveryContactOnceAfterLoop
 // failure and one alert; the probe leaves it paused before the reset and resumes it after, and the held
 // contacts are written.
 func TestDailyQuotaPausesUntilResetThenProbeResumes(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	var mu sync.Mutex
 	clock := time.Now()
@@ -241,6 +243,7 @@ func TestDailyQuotaPausesUntilResetThenProbeResumes(t *testing.T) {
 // Refused credentials pause the destination; the probe keeps it paused while the CRM refuses them and
 // resumes it once an authenticated read passes, and the held work drains.
 func TestAuthPauseResumesByItselfOnceCredentialsWork(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()
@@ -271,6 +274,7 @@ func TestAuthPauseResumesByItselfOnceCredentialsWork(t *testing.T) {
 // An operator's pause is never resumed by the probe: neither a pause of a healthy destination nor one
 // placed over a system pause whose fault is then fixed.
 func TestOperatorPauseIsNeverResumedByTheProbe(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	healthy := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer healthy.Close()
@@ -310,6 +314,7 @@ func TestOperatorPauseIsNeverResumedByTheProbe(t *testing.T) {
 // (422 "Field N does not exist") and the destination pauses for its setup instead of dead-lettering the
 // contact as an invalid mapping.
 func TestDeletedFieldPausesTheDestinationNotTheContact(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()
@@ -334,6 +339,7 @@ func TestDeletedFieldPausesTheDestinationNotTheContact(t *testing.T) {
 // The scheduler's timetable runs the pause probe often enough that a fixed destination resumes within
 // 60 s (one period plus one probe of at most 20 s).
 func TestPauseProbeIsScheduledWithinAMinute(t *testing.T) {
+	t.Parallel()
 	for _, p := range jobs.DefaultPeriodic() {
 		if p.Task().Type() != jobs.TypeSyncProbePaused {
 			continue
@@ -351,6 +357,7 @@ func TestPauseProbeIsScheduledWithinAMinute(t *testing.T) {
 // passes) is resumed once, and when it pauses again right away it raises no second alert and waits
 // FaultRepeatWindow before the next probe, instead of alerting every 15 s.
 func TestFaultTheProbeCannotSeePausesAgainWithoutASecondAlert(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()

@@ -12,6 +12,7 @@ import (
 // Three versions of one contact coalesce into one write of the newest state; older outbox rows are
 // superseded and the newest is sent once every destination has it.
 func TestRelayCoalescesVersionsIntoOneWrite(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()
@@ -53,6 +54,7 @@ func TestRelayCoalescesVersionsIntoOneWrite(t *testing.T) {
 
 // A human edit in the CRM between two syncs survives the second sync and is recorded as a conflict.
 func TestRelayKeepsHumanEditAndRecordsConflict(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()
@@ -84,6 +86,7 @@ func TestRelayKeepsHumanEditAndRecordsConflict(t *testing.T) {
 // A 401 storm pauses the destination once with one alert, dead-letters nothing, and loses nothing: after the
 // token is fixed and the destination resumed, every contact arrives once.
 func TestRelayAuthStormPausesOnceAndLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
 	defer fake.Close()

@@ -13,6 +13,7 @@ import (
 // hourly write ceiling is paused once, with one alert; the rest of its work is
 // held, not dropped, and drains after an operator resumes it.
 func TestRunawayGuardPausesAboveTheHourlyCeiling(t *testing.T) {
+	t.Parallel()
 	e := newSyncEnv(t)
 	e.relay.Runaway = &jobs.Runaway{Redis: e.rdb}
 	// Each sender finishes the batch it has in flight when the guard trips: the overshoot is at most one

@@ -40,6 +40,7 @@ func graphLeads(t *testing.T, token *string) *httptest.Server {
 // through the API and syncs to the sandbox CRM: exactly one CRM contact, with
 // the lead's email, and none without an identity.
 func TestReplayedHydrationDeadLetterReachesTheCRMOnceWithItsIdentity(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	ctx := context.Background()
 	pageToken := "page-token-renewed"

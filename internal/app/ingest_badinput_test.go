@@ -10,6 +10,7 @@ import (
 // TestIngestBadInput: malformed, oversized, mistyped and hostile bodies get
 // a clear JSON error, store nothing, and leave the server healthy.
 func TestIngestBadInput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	signedAs := func(ct string, body []byte) delivery { return h.signed(src, ct, body, sign{}) }
@@ -62,6 +63,7 @@ func TestIngestBadInput(t *testing.T) {
 // flagged; a payload with no usable identity is stored as rejected (visible,
 // never applied) and answered 200 so the sender does not retry it.
 func TestIngestIdentityProblems(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks", "default_region": "US"})
 
@@ -97,6 +99,7 @@ func TestIngestIdentityProblems(t *testing.T) {
 // TestIngestSourceLifecycle: a disabled source answers 503 (the sender keeps
 // the data), an enabled one accepts again, a deleted one answers 410.
 func TestIngestSourceLifecycle(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	path := "/sources/" + itoa(src.ID)

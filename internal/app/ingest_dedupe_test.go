@@ -44,6 +44,7 @@ func tally(t testing.TB, answers []reply) (byStatus map[string]int, ids map[stri
 // 49 answers are duplicates that carry the original's id. Postgres alone
 // still dedupes after Redis lost every key (FLUSHDB).
 func TestIngestConcurrentDuplicates(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	d := h.swDelivery(src, "msg_concurrent_1", `{"event_type":"form_submitted","email":"crowd@example.com"}`)
@@ -95,6 +96,7 @@ func TestIngestConcurrentDuplicates(t *testing.T) {
 // deduplicated on a hash of its normalized content within a sliding window;
 // the same content after the window is a new event.
 func TestIngestContentHashWindow(t *testing.T) {
+	t.Parallel()
 	const window = 1500 * time.Millisecond
 	h := newHarness(t, opts{window: window})
 	src := h.createSource(map[string]any{"kind": "token"})

@@ -43,6 +43,7 @@ func (h *harness) rowsWithID(id string) int64 {
 // TestIngestPostgresDownWithoutSpool: with no spool, leadgate refuses what
 // it cannot store (503 + Retry-After) and reports itself unready.
 func TestIngestPostgresDownWithoutSpool(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{pgProxy: true})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	h.accept(h.swDelivery(src, "warm", `{"email":"warm@example.com"}`), "queued") // caches the source
@@ -79,6 +80,7 @@ func TestIngestPostgresDownWithoutSpool(t *testing.T) {
 // so its deliveries get 503. Duplicates answered during the outage are
 // counted once Postgres is back (received = accepted + duplicates).
 func TestIngestPostgresDownWithSpool(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{pgProxy: true, spool: true})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	cold := h.createSource(map[string]any{"kind": "standard-webhooks"})
@@ -151,6 +153,7 @@ func TestIngestPostgresDownWithSpool(t *testing.T) {
 // stored event's id from the Redis fast gate, not spooled as a new event, and counted once Postgres
 // takes writes again.
 func TestARetryDuringAPostgresOutageIsAnsweredFromTheFastGate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{pgProxy: true, spool: true})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	d := h.swDelivery(src, "stored-before", `{"email":"before@example.com"}`)
@@ -181,6 +184,7 @@ func TestARetryDuringAPostgresOutageIsAnsweredFromTheFastGate(t *testing.T) {
 // stranded sweep wakes the apply drainers for it, with one trigger however
 // often it runs.
 func TestIngestRedisDown(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{redisProxy: true})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	h.accept(h.swDelivery(src, "warm", `{"email":"warm@example.com"}`), "queued")
@@ -225,6 +229,7 @@ func TestIngestRedisDown(t *testing.T) {
 // Concurrent attempts of one delivery while Postgres is down (a sender's retry racing its first attempt)
 // are all answered 200: one spools the event, the others are its duplicates with the same id.
 func TestConcurrentRetriesDuringAPostgresOutageAreDuplicatesOfTheSpooledEvent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{pgProxy: true, spool: true})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	h.accept(h.swDelivery(src, "warm", `{"email":"warm@example.com"}`), "queued") // caches the source

@@ -31,6 +31,7 @@ func groupItem(ws, sourceID int64, key, email string) models.IngestItem {
 // insert stores, a key repeated inside the group or already stored is a duplicate naming the stored event,
 // and each key's duplicate counter grows by the number of its repeats.
 func TestIngestStoreGroup(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	ctx := context.Background()
@@ -124,6 +125,7 @@ func eventView(e models.Event) map[string]string {
 // TestGroupCommitIsolatesABadDelivery: when the database refuses one item of a group (here a source that
 // does not exist), the others are still stored and answered, and only that item gets the error.
 func TestGroupCommitIsolatesABadDelivery(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	ws := h.wsID()
@@ -175,6 +177,7 @@ func (h *harness) wsID() int64 {
 // (off the answer path, one pipeline for the keys committed meanwhile), so a retry during a later
 // Postgres outage can still be answered.
 func TestGroupCommittedKeyIsOnTheFastGate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	id := h.accept(h.swDelivery(src, "msg_gate_1", `{"email":"gate@example.com"}`), "queued")
@@ -206,6 +209,7 @@ func (h *harness) gateValue(key string) string {
 // then leave together as one group, beside it: a statement held up (here by another transaction that
 // claimed the same key and has not finished) delays the others by the stagger, not by its own length.
 func TestDeliveriesBehindAHeldUpStatementLeaveTogetherAfterTheStagger(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	ws := h.wsID()

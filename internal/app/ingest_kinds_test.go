@@ -121,6 +121,7 @@ func keyPair(t testing.TB) (crypto.Signer, string) {
 // secret, a stale timestamp or missing authentication answers 401 with a
 // reason and stores nothing.
 func TestIngestEveryKind(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	covered := map[string]bool{}
 	for _, c := range kindCases() {
@@ -230,6 +231,7 @@ func TestIngestEveryKind(t *testing.T) {
 // TestIngestSecretRotation: after a rotation both secrets are accepted until
 // the previous one's grace ends, then only the new one.
 func TestIngestSecretRotation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	old := src.Secret
@@ -277,6 +279,7 @@ func TestIngestSecretRotation(t *testing.T) {
 
 // TestIngestFacebookHandshake: Meta's GET hub.challenge subscription check.
 func TestIngestFacebookHandshake(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	secret, _ := signature.NewSecret("facebook-leads")
 	src := h.createSource(map[string]any{"kind": "facebook-leads", "secret": secret})
@@ -313,6 +316,7 @@ func TestIngestFacebookHandshake(t *testing.T) {
 // become one inbox row per event; a redelivery answers every item duplicate
 // with the original ids.
 func TestIngestMultiEventPayloads(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	for _, c := range []struct{ kind, file string }{{"facebook-leads", "facebook-leads.json"}, {"hubspot", "hubspot.json"}} {
 		secret, _ := signature.NewSecret(c.kind)

@@ -14,6 +14,7 @@ import (
 // than the loader's refresh interval: the last set loaded serves until Postgres answers again, so a
 // spooled event is stored as dropped, not kept because the rules could not be re-read.
 func TestASourcesDropFilterKeepsDroppingWhilePostgresIsAway(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{pgProxy: true, spool: true})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	if r := h.api(http.MethodPut, fmt.Sprintf("/sources/%d/filters", src.ID),

@@ -30,6 +30,7 @@ type restartAck struct {
 // event is in the inbox exactly once. The ack latencies before, during and after the outage are logged:
 // the only timing asserted is a generous bound that separates "answered" from "left hanging".
 func TestEveryDeliveryIsAnsweredWhilePostgresRestartsAndTheSpoolDrainsAfterwards(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a throwaway Postgres cluster")
 	}

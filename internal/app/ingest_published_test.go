@@ -208,6 +208,7 @@ func publishedCases() []publishedCase {
 }
 
 func TestPublishedExamplesSignedTheProvidersWay(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	for _, c := range publishedCases() {
 		t.Run(c.kind, func(t *testing.T) {

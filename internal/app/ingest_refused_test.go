@@ -22,6 +22,7 @@ func (h *harness) flushDeliveries() {
 }
 
 func TestStatsCountRefusedDeliveriesSoReceivedIsAcceptedPlusDuplicatesPlusRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{maxBody: 4096})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks", "name": "Web form"})
 	send := func(what string, d delivery, want int) {
@@ -61,6 +62,7 @@ func TestStatsCountRefusedDeliveriesSoReceivedIsAcceptedPlusDuplicatesPlusRefuse
 }
 
 func TestSignatureRefusalAlarmFiresOnceAndClearsWhenGoodDeliveriesResume(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks", "name": "Typeform"})
 	oldSecret := "whsec_" + strings.Repeat("T0xE", 8) // the sender still signs with a secret that was changed

@@ -21,6 +21,7 @@ import (
 //     contact sees at most 3 CRM writes and exactly one loop alert is raised.
 //   - A rep's genuine stage change in the CRM (no loop flag) is applied.
 func TestPingPongWithAFakeCRM(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	ctx := context.Background()
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: []crmfake.ACField{

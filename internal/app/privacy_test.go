@@ -14,6 +14,7 @@ import (
 // CRM is exported, then erased; afterwards no column of any table holds its
 // email, phone or name, and the export held all of it before.
 func TestEraseLeavesNoPersonalFieldAnywhere(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	ctx := context.Background()
 	src := h.createSource(map[string]any{"kind": "standard-webhooks", "channel": "web_form", "event_stages": map[string]string{"form_submitted": "Discovered"}})
@@ -126,6 +127,7 @@ func countMatches(t *testing.T, h *harness, needle string) int {
 // TestViewersSeePayloadsWithPersonalFieldsMasked: the same event read by an
 // editor shows the payload; read by a viewer, its personal values are masked.
 func TestViewersSeePayloadsWithPersonalFieldsMasked(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	r := h.send(h.swDelivery(src, "msg_mask_1", `{"event_type":"form_submitted","email":"masked.person@example.com","phone":"(415) 555-0111","first_name":"Masked","fields":{"budget":"10k"}}`))

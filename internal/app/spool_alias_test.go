@@ -15,6 +15,7 @@ import (
 // replay finds the key already stored, that new id becomes an alias: the
 // inbox holds the event once, and the id the sender was given still leads to it.
 func TestSpooledRetryOfAStoredEventBecomesAnAlias(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, opts{pgProxy: true, spool: true})
 	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
 	d := h.swDelivery(src, "stored-then-retried", `{"email":"alias@example.com"}`)
