@@ -73,11 +73,8 @@ func (a *API) ListContacts(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Phone = p.Value
 	}
-	if page.Cursor != "" {
-		if _, err := uuid.Parse(page.Cursor); err != nil {
-			writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
-			return
-		}
+	if !cursorParses(w, page, uuidCursor) {
+		return
 	}
 	list, err := a.Store.ContactList(r.Context(), f, page)
 	if err != nil {

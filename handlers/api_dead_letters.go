@@ -57,11 +57,8 @@ func (a *API) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if page.Cursor != "" {
-		if _, err := strconv.ParseInt(page.Cursor, 10, 64); err != nil {
-			writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
-			return
-		}
+	if !cursorParses(w, page, intCursor) {
+		return
 	}
 	list, err := a.Store.DeadLetterList(r.Context(), f, page)
 	if err != nil {
@@ -220,11 +217,8 @@ func (a *API) ListAudit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if page.Cursor != "" {
-		if _, err := strconv.ParseInt(page.Cursor, 10, 64); err != nil {
-			writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
-			return
-		}
+	if !cursorParses(w, page, intCursor) {
+		return
 	}
 	list, err := a.Store.AuditList(r.Context(), workspaceFrom(r).ID, page)
 	if err != nil {

@@ -76,11 +76,8 @@ func (a *API) ListEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		f.SourceID = id
 	}
-	if page.Cursor != "" {
-		if _, err := uuid.Parse(page.Cursor); err != nil {
-			writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
-			return
-		}
+	if !cursorParses(w, page, uuidCursor) {
+		return
 	}
 	list, err := a.Store.EventList(r.Context(), f, page)
 	if err != nil {

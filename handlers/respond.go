@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/google/uuid"
 
 	"github.com/leadgate/leadgate/models"
 )
@@ -89,6 +90,28 @@ func pageFrom(w http.ResponseWriter, r *http.Request) (models.Page, bool) {
 		p.Limit = n
 	}
 	return p, true
+}
+
+// cursorParses checks ?cursor= against the list's key (intCursor, uuidCursor) and answers 400 when it
+// is not one.
+func cursorParses(w http.ResponseWriter, page models.Page, parse func(string) error) bool {
+	if page.Cursor == "" || parse(page.Cursor) == nil {
+		return true
+	}
+	writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
+	return false
+}
+
+// intCursor accepts the cursor of a list keyed by an integer id.
+func intCursor(s string) error {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err
+}
+
+// uuidCursor accepts the cursor of a list keyed by a UUID.
+func uuidCursor(s string) error {
+	_, err := uuid.Parse(s)
+	return err
 }
 
 // nextCursor returns the cursor for the following page, or nil at the end.
