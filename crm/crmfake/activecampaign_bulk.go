@@ -217,9 +217,8 @@ func (f *ActiveCampaign) runImport(r *http.Request, b *ACBulkImport) {
 		c := f.byEmail(email)
 		created := c == nil
 		if created {
-			c = &ACContact{ID: f.newID(), Email: email, Fields: map[string]string{}, CDate: time.Now()}
-			f.contacts[c.ID] = c
-			f.order = append(f.order, c.ID)
+			c = f.addContact()
+			c.Email = email
 			b.Created = append(b.Created, c.ID)
 		} else {
 			b.Updated = append(b.Updated, c.ID)

@@ -161,10 +161,8 @@ func (f *ActiveCampaign) createContact(w http.ResponseWriter, r *http.Request) {
 		acError(w, http.StatusUnprocessableEntity, "Email address already exists in the system", "duplicate", "/data/attributes/email")
 		return
 	}
-	c := &ACContact{ID: f.newID(), Fields: map[string]string{}, CDate: time.Now()}
+	c := f.addContact()
 	f.apply(c, in)
-	f.contacts[c.ID] = c
-	f.order = append(f.order, c.ID)
 	f.logMutation(r, c.ID, in, true)
 	writeJSON(w, http.StatusCreated, map[string]any{"contact": f.contactJSON(c), "fieldValues": f.fieldValuesJSON(c)})
 }
@@ -186,9 +184,7 @@ func (f *ActiveCampaign) syncContact(w http.ResponseWriter, r *http.Request) {
 	c := f.byEmail(email)
 	isNew := c == nil
 	if isNew {
-		c = &ACContact{ID: f.newID(), Fields: map[string]string{}, CDate: time.Now()}
-		f.contacts[c.ID] = c
-		f.order = append(f.order, c.ID)
+		c = f.addContact()
 	}
 	f.apply(c, in)
 	f.logMutation(r, c.ID, in, isNew)
@@ -215,6 +211,14 @@ func (f *ActiveCampaign) updateContact(w http.ResponseWriter, r *http.Request) {
 	f.apply(c, in)
 	f.logMutation(r, c.ID, in, false)
 	writeJSON(w, http.StatusOK, map[string]any{"contact": f.contactJSON(c), "fieldValues": f.fieldValuesJSON(c)})
+}
+
+// addContact stores a new, empty contact created now (caller holds the lock).
+func (f *ActiveCampaign) addContact() *ACContact {
+	c := &ACContact{ID: f.newID(), Fields: map[string]string{}, CDate: time.Now()}
+	f.contacts[c.ID] = c
+	f.order = append(f.order, c.ID)
+	return c
 }
 
 // apply copies a validated body's values onto c (caller holds the lock).
