@@ -13,20 +13,6 @@ import (
 // Deal mode: the contact's deal in Config.Pipeline carries the stage (reference/create-a-deal-new,
 // reference/update-a-deal-new, reference/retrieve-a-pipeline, reference/list-all-deal-stages).
 
-// dealStep is the deal-mode action planned for one existing contact.
-type dealStep struct {
-	create   bool   // no deal in the pipeline yet
-	id       string // the contact's deal in the pipeline
-	current  string // its current stage id
-	move     string // stage id to move it to ("" = leave it)
-	conflict *FieldConflict
-}
-
-func (d dealStep) moves() bool { return d.create || d.move != "" }
-
-// dealStageField names the deal stage in FieldConflict.
-const dealStageField = "deal.stage"
-
 type acDeal struct {
 	ID    flexString `json:"id"`
 	Group flexString `json:"group"`
@@ -123,28 +109,23 @@ func (a *activeCampaign) planDeal(ctx context.Context, contactID string, c Conta
 	if err != nil {
 		return dealStep{}, err
 	}
-	var deal *acDeal
-	if id := c.Previous[PrevDealID]; id != "" {
+	byID := func(id string) (*remoteDeal, error) {
 		var out struct {
 			Deal acDeal `json:"deal"`
 		}
-		_, err := a.api.do(ctx, call{method: http.MethodGet, path: "/deals/" + pathID(id), out: &out}, calls)
-		switch {
-		case err == nil:
-			deal = &out.Deal
-		case ClassOf(err) != NotFound:
-			return dealStep{}, err
+		if _, err := a.api.do(ctx, call{method: http.MethodGet, path: "/deals/" + pathID(id), out: &out}, calls); err != nil {
+			return nil, err
 		}
+		return &remoteDeal{id: string(out.Deal.ID), stage: string(out.Deal.Stage)}, nil
 	}
-	if deal == nil {
-		if deal, err = a.contactDeal(ctx, contactID, calls); err != nil {
-			return dealStep{}, err
+	oldest := func() (*remoteDeal, error) {
+		d, err := a.contactDeal(ctx, contactID, calls)
+		if d == nil || err != nil {
+			return nil, err
 		}
+		return &remoteDeal{id: string(d.ID), stage: string(d.Stage)}, nil
 	}
-	if deal == nil {
-		return dealStep{create: true}, nil
-	}
-	return decideDeal(string(deal.ID), string(deal.Stage), target, c.Previous[PrevDealStage]), nil
+	return planDealStep(c.Previous, target, byID, oldest)
 }
 
 // contactDeal is the contact's oldest deal in the configured pipeline, or nil.
@@ -162,45 +143,25 @@ func (a *activeCampaign) contactDeal(ctx context.Context, contactID string, call
 	return deal, nil
 }
 
-// decideDeal plans an existing deal: leave it at the target, move it there, or, when its stage changed
-// since leadgate last set it (prevStage), leave it and report a conflict.
-func decideDeal(id, current, target, prevStage string) dealStep {
-	step := dealStep{id: id, current: current}
-	switch {
-	case current == target:
-	case prevStage != "" && current != prevStage:
-		step.conflict = &FieldConflict{Field: dealStageField, OurLast: prevStage, Remote: current}
-	default:
-		step.move = target
-	}
-	return step
-}
-
 // applyDeal creates or moves the deal as planned and records it in written.
 func (a *activeCampaign) applyDeal(ctx context.Context, contactID string, c Contact, d dealStep, written map[string]string, calls *int) error {
 	target, err := a.targetStage(ctx, c.Stage, calls)
 	if err != nil {
 		return err
 	}
+	var created string
 	switch {
 	case d.create:
-		id, err := a.createDeal(ctx, contactID, c, target, calls)
-		if err != nil {
+		if created, err = a.createDeal(ctx, contactID, c, target, calls); err != nil {
 			return err
 		}
-		written[PrevDealID], written[PrevDealStage] = id, target
 	case d.move != "":
 		in := map[string]any{"deal": map[string]any{"stage": d.move}}
 		if _, err := a.api.do(ctx, call{method: http.MethodPut, path: "/deals/" + pathID(d.id), in: in}, calls); err != nil {
 			return err
 		}
-		written[PrevDealID], written[PrevDealStage] = d.id, d.move
-	default:
-		written[PrevDealID] = d.id
-		if d.current == target {
-			written[PrevDealStage] = target
-		}
 	}
+	d.record(written, target, created)
 	return nil
 }
 

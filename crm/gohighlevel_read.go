@@ -234,20 +234,16 @@ func (g *goHighLevel) planOpportunity(ctx context.Context, contactID string, c C
 	if err != nil {
 		return dealStep{}, err
 	}
-	var opp *ghlOpportunity
-	if id := c.Previous[PrevDealID]; id != "" {
+	byID := func(id string) (*remoteDeal, error) {
 		var out struct {
 			Opportunity ghlOpportunity `json:"opportunity"`
 		}
-		_, err := g.do(ctx, call{method: http.MethodGet, path: "/opportunities/" + pathID(id), out: &out}, calls)
-		switch {
-		case err == nil:
-			opp = &out.Opportunity
-		case ClassOf(err) != NotFound:
-			return dealStep{}, err
+		if _, err := g.do(ctx, call{method: http.MethodGet, path: "/opportunities/" + pathID(id), out: &out}, calls); err != nil {
+			return nil, err
 		}
+		return &remoteDeal{id: out.Opportunity.ID, stage: out.Opportunity.PipelineStageID}, nil
 	}
-	if opp == nil {
+	oldest := func() (*remoteDeal, error) {
 		// status=all: every opportunity of the contact counts (the filter has no documented default).
 		q := url.Values{"location_id": {g.cfg.LocationID}, "contact_id": {contactID}, "pipeline_id": {g.cfg.Pipeline},
 			"status": {"all"}, "limit": {"100"}}
@@ -255,18 +251,20 @@ func (g *goHighLevel) planOpportunity(ctx context.Context, contactID string, c C
 			Opportunities []ghlOpportunity `json:"opportunities"`
 		}
 		if _, err := g.do(ctx, call{method: http.MethodGet, path: "/opportunities/search", query: q, out: &out}, calls); err != nil {
-			return dealStep{}, err
+			return nil, err
 		}
+		var opp *ghlOpportunity
 		for i, o := range out.Opportunities {
 			if o.PipelineID == g.cfg.Pipeline && (opp == nil || GHLOlderOpportunity(o.created(), o.ID, opp.created(), opp.ID)) {
 				opp = &out.Opportunities[i]
 			}
 		}
+		if opp == nil {
+			return nil, nil
+		}
+		return &remoteDeal{id: opp.ID, stage: opp.PipelineStageID}, nil
 	}
-	if opp == nil {
-		return dealStep{create: true}, nil
-	}
-	return decideDeal(opp.ID, opp.PipelineStageID, target, c.Previous[PrevDealStage]), nil
+	return planDealStep(c.Previous, target, byID, oldest)
 }
 
 // applyOpportunity creates or moves the opportunity as planned and records it in written. A pipeline or
@@ -281,6 +279,7 @@ func (g *goHighLevel) applyOpportunity(ctx context.Context, contactID string, c 
 			return err
 		}
 	}
+	var created string
 	switch {
 	case d.create:
 		name := cmp.Or(strings.TrimSpace(c.FirstName+" "+c.LastName), c.Email, c.Phone)
@@ -292,18 +291,13 @@ func (g *goHighLevel) applyOpportunity(ctx context.Context, contactID string, c 
 		if _, err := g.do(ctx, call{method: http.MethodPost, path: "/opportunities/", in: in, out: &out}, calls); err != nil {
 			return err
 		}
-		written[PrevDealID], written[PrevDealStage] = out.Opportunity.ID, target
+		created = out.Opportunity.ID
 	case d.move != "":
 		in := map[string]any{"pipelineId": g.cfg.Pipeline, "pipelineStageId": d.move}
 		if _, err := g.do(ctx, call{method: http.MethodPut, path: "/opportunities/" + pathID(d.id), in: in}, calls); err != nil {
 			return err
 		}
-		written[PrevDealID], written[PrevDealStage] = d.id, d.move
-	default:
-		written[PrevDealID] = d.id
-		if d.current == target {
-			written[PrevDealStage] = target
-		}
 	}
+	d.record(written, target, created)
 	return nil
 }

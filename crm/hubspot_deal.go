@@ -74,17 +74,8 @@ func (h *hubSpot) deals(ctx context.Context, items []*hsItem) error {
 		return err
 	}
 	for _, it := range live(todo) {
-		d := it.deal
-		switch {
-		case d.step.create:
-			// recorded by createDeals
-		case d.step.move != "":
-			it.p.written[PrevDealID], it.p.written[PrevDealStage] = d.step.id, d.step.move
-		default:
-			it.p.written[PrevDealID] = d.step.id
-			if d.step.current == d.target {
-				it.p.written[PrevDealStage] = d.target
-			}
+		if !it.deal.step.create { // a created deal is recorded by createDeals, which learns its id
+			it.deal.step.record(it.p.written, it.deal.target, "")
 		}
 	}
 	return nil
