@@ -15,8 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
-
 	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/failpoint"
 	"github.com/leadgate/leadgate/internal/secretbox"
@@ -183,17 +181,7 @@ func (r *SideEffectRelay) post(ctx context.Context, hook models.SideEffectWebhoo
 }
 
 func (r *SideEffectRelay) backoff(n int) time.Duration {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = r.backoffStart()
-	b.RandomizationFactor = 0.5
-	b.Multiplier = 2
-	b.MaxInterval = 30 * time.Minute
-	b.Reset()
-	var d time.Duration
-	for range n {
-		d = b.NextBackOff()
-	}
-	return d
+	return retryWait(r.backoffStart(), 30*time.Minute, n)
 }
 
 func (r *SideEffectRelay) client() *http.Client {
@@ -211,26 +199,13 @@ func (r *SideEffectRelay) egress() *egress.Guard {
 	return egress.Outbound(nil)
 }
 
-func (r *SideEffectRelay) attempts() int {
-	if r.Attempts > 0 {
-		return r.Attempts
-	}
-	return 8
-}
+func (r *SideEffectRelay) attempts() int { return positiveOr(r.Attempts, 8) }
 
 func (r *SideEffectRelay) backoffStart() time.Duration {
-	if r.BackoffStart > 0 {
-		return r.BackoffStart
-	}
-	return 2 * time.Second
+	return positiveOr(r.BackoffStart, 2*time.Second)
 }
 
-func (r *SideEffectRelay) lease() time.Duration {
-	if r.Lease > 0 {
-		return r.Lease
-	}
-	return 2 * time.Minute
-}
+func (r *SideEffectRelay) lease() time.Duration { return positiveOr(r.Lease, 2*time.Minute) }
 
 func (r *SideEffectRelay) now() time.Time {
 	if r.Now != nil {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
-
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/models"
 )
@@ -112,17 +110,7 @@ func (r *SyncRelay) transient(ctx context.Context, d models.Destination, f failu
 
 // backoff is the inline wait before retry attempt n (1-based): BackoffStart·2^(n-1) ± 50 % jitter.
 func (r *SyncRelay) backoff(n int) time.Duration {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = r.backoffStart()
-	b.RandomizationFactor = 0.5
-	b.Multiplier = 2
-	b.MaxInterval = 5 * time.Minute
-	b.Reset()
-	var d time.Duration
-	for range n {
-		d = b.NextBackOff()
-	}
-	return d
+	return retryWait(r.backoffStart(), 5*time.Minute, n)
 }
 
 // deadLetter parks the item behind a dead letter of kind; a new invalid_mapping dead letter also alerts.
@@ -161,30 +149,12 @@ func retryAfter(err error) time.Duration {
 	return 0
 }
 
-func (r *SyncRelay) inlineAttempts() int {
-	if r.InlineAttempts > 0 {
-		return r.InlineAttempts
-	}
-	return 5
-}
+func (r *SyncRelay) inlineAttempts() int { return positiveOr(r.InlineAttempts, 5) }
 
-func (r *SyncRelay) backoffStart() time.Duration {
-	if r.BackoffStart > 0 {
-		return r.BackoffStart
-	}
-	return 2 * time.Second
-}
+func (r *SyncRelay) backoffStart() time.Duration { return positiveOr(r.BackoffStart, 2*time.Second) }
 
 func (r *SyncRelay) deadLetterWait() time.Duration {
-	if r.DeadLetterWait > 0 {
-		return r.DeadLetterWait
-	}
-	return 20 * time.Minute
+	return positiveOr(r.DeadLetterWait, 20*time.Minute)
 }
 
-func (r *SyncRelay) deadLetterMax() int {
-	if r.DeadLetterMax > 0 {
-		return r.DeadLetterMax
-	}
-	return 5
-}
+func (r *SyncRelay) deadLetterMax() int { return positiveOr(r.DeadLetterMax, 5) }

@@ -220,19 +220,9 @@ func (r *SyncRelay) now() time.Time {
 // short: a batch of 20 at 5 req/s takes about 12 s (longer while several senders
 // share the budget), and a crash or a Postgres restart then delays the batch by at
 // most this long.
-func (r *SyncRelay) lease() time.Duration {
-	if r.Lease > 0 {
-		return r.Lease
-	}
-	return 30 * time.Second
-}
+func (r *SyncRelay) lease() time.Duration { return positiveOr(r.Lease, 30*time.Second) }
 
-func (r *SyncRelay) passTime() time.Duration {
-	if r.PassTime > 0 {
-		return r.PassTime
-	}
-	return 50 * time.Second
-}
+func (r *SyncRelay) passTime() time.Duration { return positiveOr(r.PassTime, 50*time.Second) }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
