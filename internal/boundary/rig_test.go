@@ -327,7 +327,7 @@ func (r *rig) outbox(kind string) []outboxRow {
 // syncState is what leadgate recorded as delivered to the CRM for a contact (found false: nothing).
 func (r *rig) syncState(contactID string) (remoteID string, version int64, found bool) {
 	r.t.Helper()
-	err := r.db.QueryRow(r.ctx, `SELECT remote_id, last_version FROM sync_state WHERE contact_id = $1`, contactID).Scan(&remoteID, &version)
+	err := r.db.QueryRow(r.ctx, `SELECT remote_id, last_version FROM sync_state WHERE contact_id = $1 AND synced_at IS NOT NULL`, contactID).Scan(&remoteID, &version)
 	if err != nil {
 		if strings.Contains(err.Error(), "no rows") {
 			return "", 0, false
