@@ -18,10 +18,6 @@ type membershipJSON struct {
 	Role      string `json:"role"`
 }
 
-// errAdminUnrestricted refuses memberships for global admins: they manage
-// users and memberships, so a restriction on them would mean nothing.
-var errAdminUnrestricted = errors.New("admins are not restricted")
-
 // loadUser loads the user named by the {id} route parameter, answering 404 or 500 itself.
 func (u *UI) loadUser(w http.ResponseWriter, r *http.Request) (models.User, bool) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)

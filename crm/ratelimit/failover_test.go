@@ -53,7 +53,7 @@ func TestAPromotedReplicaThatLaggedHoldsAdmissionsForAWindow(t *testing.T) {
 	}
 	rctl := redis.NewClient(&redis.Options{Addr: replica.Addr()})
 	defer rctl.Close()
-	if err := rctl.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+	if err := rctl.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 		t.Fatalf("promote the replica: %v", err)
 	}
 	for range limit - 1 { // the master's last admissions, which the promoted replica never gets

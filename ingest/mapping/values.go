@@ -30,14 +30,6 @@ func firstText(rs ...gjson.Result) string {
 	return ""
 }
 
-// value is r as a plain Go value (float64, string, bool, map[string]any, []any), nil when missing.
-func value(r gjson.Result) any {
-	if !r.Exists() {
-		return nil
-	}
-	return r.Value()
-}
-
 // putValue stores r under key in m when r is present and not null or blank.
 func putValue(m map[string]any, key string, r gjson.Result) {
 	if key == "" || !r.Exists() || r.Type == gjson.Null || (r.Type == gjson.String && strings.TrimSpace(r.Str) == "") {

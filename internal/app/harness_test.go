@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -412,14 +411,4 @@ func (h *harness) sweep() int {
 		h.t.Fatalf("sweep: %v", err)
 	}
 	return n
-}
-
-// dialable reports whether addr accepts TCP (used to wait for a proxy).
-func dialable(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-	if err != nil {
-		return false
-	}
-	_ = c.Close()
-	return true
 }

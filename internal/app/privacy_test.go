@@ -30,7 +30,7 @@ func TestEraseLeavesNoPersonalFieldAnywhere(t *testing.T) {
 		}
 		return eventID
 	}
-	send("msg_erase_1", fmt.Sprintf(`{"event_type":"form_submitted","occurred_at":"2026-11-01T10:00:00Z","email":" Zelda.Quixote@Erase.example ","phone":"(415) 555-0987","first_name":"zelda","last_name":"quixote","company":"Windmills Ltd","fields":{"budget":"10k"},"attribution":{"utm_source":"ads"}}`))
+	send("msg_erase_1", `{"event_type":"form_submitted","occurred_at":"2026-11-01T10:00:00Z","email":" Zelda.Quixote@Erase.example ","phone":"(415) 555-0987","first_name":"zelda","last_name":"quixote","company":"Windmills Ltd","fields":{"budget":"10k"},"attribution":{"utm_source":"ads"}}`)
 	send("msg_erase_2", `{"event_type":"call","occurred_at":"2026-11-01T11:00:00Z","email":"zelda.quixote@erase.example","target_stage":"SQL"}`)
 	send("msg_erase_3", `{"event_type":"reply","occurred_at":"2026-11-01T12:00:00Z","email":"zelda.quixote@erase.example","target_stage":"Engaged"}`) // a regression: dead letter
 

@@ -279,9 +279,6 @@ func (b *batchStore) EventSetOutcome(_ context.Context, id string, o models.Even
 	return nil
 }
 
-// written reports whether the batch has anything to write.
-func (b *batchStore) written() bool { return len(b.outcomes) > 0 }
-
 // flush writes the batch: the contacts first (the other rows reference them), then their observations,
 // history and outbox rows, and the events' outcomes.
 func (b *batchStore) flush(ctx context.Context) error {

@@ -3,7 +3,6 @@ package apply_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
 	"sync"
@@ -157,22 +156,6 @@ func (e *env) apply(id string) {
 	}
 }
 
-// applyUntilSettled applies an event, retrying busy answers (never expected
-// with one caller, but harmless), and returns the last error otherwise.
-func (e *env) applyErr(id string) error {
-	e.t.Helper()
-	for range 50 {
-		err := e.applier.Apply(e.ctx, id)
-		var busy *apply.BusyError
-		if errors.As(err, &busy) && busy.Why == "" {
-			time.Sleep(busy.Delay)
-			continue
-		}
-		return err
-	}
-	return errors.New("still busy")
-}
-
 func (e *env) event(id string) models.Event {
 	e.t.Helper()
 	ev, err := e.store.EventByID(e.ctx, id)
@@ -198,22 +181,6 @@ func (e *env) count(query string, args ...any) int64 {
 		e.t.Fatalf("count %q: %v", query, err)
 	}
 	return n
-}
-
-// auditFor returns the workspace's audit rows of an action, newest first.
-func (e *env) auditFor(ws int64, action string) []models.AuditEntry {
-	e.t.Helper()
-	all, err := e.store.AuditList(e.ctx, ws, models.Page{Limit: 500})
-	if err != nil {
-		e.t.Fatalf("audit: %v", err)
-	}
-	var out []models.AuditEntry
-	for _, a := range all {
-		if a.Action == action {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 func optional(s string) *string {
