@@ -65,9 +65,10 @@ func StartPGPair(ctx context.Context, dir string) (p *PGPair, err error) {
 		return &PGNode{Port: port, Dir: d, bin: bin, runAs: runAs, opts: opts}, nil
 	}
 	p = &PGPair{}
+	started := p // a failed start returns nil: the servers it started are stopped through this
 	defer func() {
 		if err != nil {
-			p.Close()
+			started.Close()
 		}
 	}()
 	if p.Primary, err = node("primary", "synchronous_standby_names=*"); err != nil {

@@ -124,9 +124,10 @@ func StartSentinel(ctx context.Context, dir string, replicas, sentinels int) (s 
 		return nil, err
 	}
 	s = &Sentinel{Name: "leadgate"}
+	started := s // a failed start returns nil: the servers it started are stopped through this
 	defer func() {
 		if err != nil {
-			s.Close()
+			started.Close()
 		}
 	}()
 	master, err := newRedisNode(dir, "master", bin)
@@ -296,17 +297,26 @@ func StartCluster(ctx context.Context, dir string, masters int) (c *Cluster, err
 		return nil, fmt.Errorf("throwaway: redis-cli is not installed: %w", err)
 	}
 	c = &Cluster{}
+	started := c // a failed start returns nil: the nodes it started are stopped through this
 	defer func() {
 		if err != nil {
-			c.Close()
+			started.Close()
 		}
 	}()
 	create := []string{"--cluster", "create"}
 	for i := range masters {
-		n, err := newRedisNode(dir, fmt.Sprintf("node%d", i+1), bin, "--cluster-enabled", "yes",
-			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")
+		// The cluster bus listens on its own free port: by default it is the node's port + 10000, which
+		// for an ephemeral port above 55535 does not exist, and the node refuses to start.
+		bus, err := freePort()
 		if err != nil {
 			return nil, err
+		}
+		var n *RedisNode
+		for n == nil || n.Port == bus { // a port just freed may be handed out again
+			if n, err = newRedisNode(dir, fmt.Sprintf("node%d", i+1), bin, "--cluster-enabled", "yes",
+				"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000", "--cluster-port", strconv.Itoa(bus)); err != nil {
+				return nil, err
+			}
 		}
 		c.Nodes = append(c.Nodes, n)
 		if err := n.Start(ctx); err != nil {
