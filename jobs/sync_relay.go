@@ -124,7 +124,7 @@ func (r *SyncRelay) sendVia(ctx context.Context, d models.Destination, conn *Con
 	}
 	ctx, count := withSendCount(ctx)
 	results := upsert(ctx, batch)
-	if err := r.recordInDoubt(context.WithoutCancel(ctx), d.ID, results, ctx.Err() != nil); err != nil {
+	if err := r.recordInDoubt(context.WithoutCancel(ctx), d.ID, results); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -152,10 +152,6 @@ func (r *SyncRelay) sendVia(ctx context.Context, d models.Destination, conn *Con
 		failed = append(failed, failure{item: sent[i], contact: batch[i], err: res.Err})
 	}
 	if err := r.Store.SyncDone(ctx, d.ID, done); err != nil {
-		// The delivered writes go out again like failed ones: they too may now stand in the CRM.
-		if derr := r.recordInDoubt(context.WithoutCancel(ctx), d.ID, results, true); derr != nil {
-			r.Log.Warn("crm sync: record in-doubt writes", "destination", d.ID, "err", derr)
-		}
 		return err
 	}
 	r.rememberWrites(ctx, d.WorkspaceID, contacts, done)
@@ -182,15 +178,15 @@ func desired(c models.Contact, st models.SyncState) crm.Contact {
 		SubmissionCount: c.SubmissionCount, LastActivityAt: c.LastActivityAt, Previous: st.Written, InDoubt: st.InDoubt}
 }
 
-// recordInDoubt keeps what failed writes may have left in the CRM (crm.Result.InDoubt), before their
-// failures are handled: a lost answer is not a refusal, and the next write of such a contact must not
-// mistake leadgate's own earlier value for a person's edit and keep it. With all, delivered writes count
-// too: on a shutdown, or when their delivery could not be recorded, they are resent like failed ones.
-// SyncDone clears the entries of the writes it records.
-func (r *SyncRelay) recordInDoubt(ctx context.Context, destID int64, results []crm.Result, all bool) error {
+// recordInDoubt keeps what the batch's writes may have left in the CRM (crm.Result.InDoubt) before any
+// outcome is recorded: a lost answer is not a refusal, and the next write of such a contact must not
+// mistake leadgate's own earlier value for a person's edit and keep it. Every result counts, not only the
+// failed ones: a delivered write whose outcome is then not recorded (a shutdown, Postgres gone) is resent
+// like a failed one. SyncDone clears the entries of the writes it records.
+func (r *SyncRelay) recordInDoubt(ctx context.Context, destID int64, results []crm.Result) error {
 	doubt := map[string]map[string]string{}
 	for _, res := range results {
-		if (res.Err != nil || all) && len(res.InDoubt) > 0 {
+		if len(res.InDoubt) > 0 {
 			doubt[res.LeadgateID] = res.InDoubt
 		}
 	}
