@@ -109,7 +109,7 @@ func (n *RedisNode) info(ctx context.Context, section, field string) string {
 }
 
 // Sentinel is a Redis Sentinel deployment: Nodes[0] starts as the master, the others as its replicas,
-// watched by Sentinels under the master name Name. A master down for a second is failed over.
+// watched by Sentinels under the master name Name. A master silent for two seconds is failed over.
 type Sentinel struct {
 	Name      string
 	Nodes     []*RedisNode
@@ -165,7 +165,7 @@ func StartSentinel(ctx context.Context, dir string, replicas, sentinels int) (s 
 		}
 		conf := filepath.Join(d, "sentinel.conf")
 		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\n"+
-			"sentinel monitor %s 127.0.0.1 %d %d\nsentinel down-after-milliseconds %[3]s 1000\n"+
+			"sentinel monitor %s 127.0.0.1 %d %d\nsentinel down-after-milliseconds %[3]s 2000\n"+
 			"sentinel failover-timeout %[3]s 10000\nsentinel parallel-syncs %[3]s 1\n", port, d, s.Name, master.Port, quorum)
 		if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 			return nil, fmt.Errorf("throwaway: sentinel config: %w", err)
@@ -259,13 +259,28 @@ func (s *Sentinel) Failover(ctx context.Context) (old, promoted *RedisNode, err 
 }
 
 // Rejoin starts a killed node again; the sentinels turn it into a replica of the current master. It
-// returns once it replicates.
+// returns once the set is whole again: n replicates the master, or, when the sentinels failed over
+// once more meanwhile (a master too slow to answer on a loaded machine counts as down), n is the
+// master they name and another node replicates it.
 func (s *Sentinel) Rejoin(ctx context.Context, n *RedisNode) error {
 	if err := n.Start(ctx); err != nil {
 		return err
 	}
-	return waitFor(ctx, 60*time.Second, n.Addr()+" replicating the new master", func() bool {
-		return n.info(ctx, "replication", "role") == "slave" && n.info(ctx, "replication", "master_link_status") == "up"
+	return waitFor(ctx, 60*time.Second, n.Addr()+" back in the set", func() bool {
+		switch n.info(ctx, "replication", "role") {
+		case "slave":
+			return n.info(ctx, "replication", "master_link_status") == "up"
+		case "master":
+			if m, err := s.Master(ctx); err != nil || m != n {
+				return false
+			}
+			for _, o := range s.Nodes {
+				if o != n && o.Running() && o.info(ctx, "replication", "master_link_status") == "up" {
+					return true
+				}
+			}
+		}
+		return false
 	})
 }
 
