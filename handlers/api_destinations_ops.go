@@ -11,8 +11,8 @@ import (
 
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/crm/sandbox"
+	"github.com/leadgate/leadgate/crm/syncer"
 	"github.com/leadgate/leadgate/internal/egress"
-	"github.com/leadgate/leadgate/jobs"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -59,7 +59,7 @@ func (h *Destinations) TestConnection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer cancel()
-	rep, err := jobs.CheckDestinationSetup(ctx, a)
+	rep, err := syncer.CheckDestinationSetup(ctx, a)
 	if err != nil {
 		crmError(w, err)
 		return
@@ -108,12 +108,12 @@ func (h *Destinations) LoopFields(w http.ResponseWriter, r *http.Request) {
 	_, setupCreator := a.(crm.SetupFieldCreator)
 	create := in.Create && (loopMissing || setupCreator)
 	if create && !setupCreator && !loop.CanCreate {
-		writeJSON(w, http.StatusConflict, map[string]any{"error": jobs.ErrCannotCreateFields.Error(), "loop": loop})
+		writeJSON(w, http.StatusConflict, map[string]any{"error": syncer.ErrCannotCreateFields.Error(), "loop": loop})
 		return
 	}
-	fix, err := jobs.FixDestinationSetup(ctx, h.Store, d, a, actor(r), create)
+	fix, err := syncer.FixDestinationSetup(ctx, h.Store, d, a, actor(r), create)
 	switch {
-	case errors.Is(err, jobs.ErrCannotCreateFields):
+	case errors.Is(err, syncer.ErrCannotCreateFields):
 		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "loop": loop})
 		return
 	case err != nil:
@@ -253,7 +253,7 @@ func (h *Destinations) Resync(w http.ResponseWriter, r *http.Request) {
 		} else {
 			n, err = tx.SyncRequeueAll(r.Context(), d.ID)
 			if err == nil {
-				// A whole-destination resync: a CRM with a bulk import takes it in batches (jobs/sync_bulk.go).
+				// A whole-destination resync: a CRM with a bulk import takes it in batches (crm/syncer/sync_bulk.go).
 				_, err = tx.SyncMarkBulk(r.Context(), d.ID)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/leadgate/leadgate/crm/syncer"
 	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/models"
@@ -34,6 +35,18 @@ const (
 	// TypeSyncImport runs a destination's initial import.
 	TypeSyncImport = "sync:import"
 )
+
+// TypeSyncProbePaused checks the destinations the system paused and resumes those whose fault is gone.
+const TypeSyncProbePaused = "sync:probe_paused"
+
+// syncProbeEvery is the probe's period: a fixed setup resumes within it plus one probe.
+const syncProbeEvery = 15 * time.Second
+
+// NewSyncProbePausedTask builds the periodic pause probe.
+func NewSyncProbePausedTask() *asynq.Task {
+	return asynq.NewTask(TypeSyncProbePaused, nil, asynq.Queue(QueueMaintenance), asynq.MaxRetry(0), asynq.Timeout(time.Minute),
+		asynq.Unique(syncProbeEvery))
+}
 
 // NewSyncTickTask builds the periodic tick; Unique keeps ticks from piling up while no worker runs.
 func NewSyncTickTask() *asynq.Task {
@@ -103,11 +116,11 @@ func (q SyncQueue) enqueue(ctx context.Context, t *asynq.Task) error {
 
 // SyncTasks are the handlers of the sync task types.
 type SyncTasks struct {
-	Relay       *SyncRelay
-	SideEffects *SideEffectRelay
-	Import      *Importer
-	Drift       *DriftCheck
-	Probe       *PauseProbe
+	Relay       *syncer.SyncRelay
+	SideEffects *syncer.SideEffectRelay
+	Import      *syncer.Importer
+	Drift       *syncer.DriftCheck
+	Probe       *syncer.PauseProbe
 	Queue       SyncQueue
 	Log         *slog.Logger
 }
@@ -236,14 +249,14 @@ func (q SyncQueue) StartImport(ctx context.Context, destinationID, importID int6
 // guard is the SSRF guard of CRM requests and the side-effect webhook (nil: public addresses only).
 func NewSyncTasks(store *models.Store, box *secretbox.Box, rdb redis.Scripter, client *asynq.Client, reg prometheus.Registerer, log *slog.Logger,
 	guard *egress.Guard) *SyncTasks {
-	metrics := NewSyncMetrics(reg, store)
-	conn := &Connector{Store: store, Box: box, Redis: rdb, Metrics: metrics, Egress: guard}
+	metrics := syncer.NewSyncMetrics(reg, store)
+	conn := &syncer.Connector{Store: store, Box: box, Redis: rdb, Metrics: metrics, Egress: guard}
 	return &SyncTasks{
-		Relay:       &SyncRelay{Store: store, Connector: conn, Log: log, Metrics: metrics},
-		SideEffects: &SideEffectRelay{Store: store, Box: box, Connector: conn, Log: log, Metrics: metrics, Egress: guard},
-		Import:      &Importer{Store: store, Connector: conn, Log: log},
-		Drift:       &DriftCheck{Store: store, Connector: conn, Log: log},
-		Probe:       &PauseProbe{Store: store, Connector: conn, Log: log, Queue: SyncQueue{Client: client}},
+		Relay:       &syncer.SyncRelay{Store: store, Connector: conn, Log: log, Metrics: metrics},
+		SideEffects: &syncer.SideEffectRelay{Store: store, Box: box, Connector: conn, Log: log, Metrics: metrics, Egress: guard},
+		Import:      &syncer.Importer{Store: store, Connector: conn, Log: log},
+		Drift:       &syncer.DriftCheck{Store: store, Connector: conn, Log: log},
+		Probe:       &syncer.PauseProbe{Store: store, Connector: conn, Log: log, Queue: SyncQueue{Client: client}},
 		Queue:       SyncQueue{Client: client},
 		Log:         log,
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Side-effect actions carried out on CRM records by the destinations' adapters (jobs/side_effect_crm.go).
+// Side-effect actions carried out on CRM records by the destinations' adapters (crm/syncer/side_effect_crm.go).
 const (
 	ActionCRMDelete = "crm_delete"
 	ActionCRMMerge  = "crm_merge"

@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/leadgate/leadgate/crm/hydrate"
+	"github.com/leadgate/leadgate/crm/syncer"
 	"github.com/leadgate/leadgate/guards"
 	"github.com/leadgate/leadgate/handlers"
 	"github.com/leadgate/leadgate/ingest"
@@ -131,8 +132,8 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 			}
 		}}
 	a.Sync.Relay.Writes = a.Guards.Writes
-	a.Sync.Relay.Runaway = &jobs.Runaway{Redis: a.Redis}
-	a.Guards.Monitor.Destinations = jobs.DestinationProbe(store)
+	a.Sync.Relay.Runaway = &syncer.Runaway{Redis: a.Redis}
+	a.Guards.Monitor.Destinations = syncer.DestinationProbe(store)
 	a.Hydrator = hydrate.New(store, a.Box, a.Redis, a.Egress)
 	a.Applier.Hydrator = a.Hydrator
 	a.Applier.Guards = apply.Guards{Writes: a.Guards.Writes, Breaker: a.Guards.Breaker}

@@ -54,7 +54,7 @@ func (r *applyRun) echo(ctx context.Context, ev models.Event, src models.Source)
 }
 
 // proposedValues is what a CRM event proposes, in the names the sync engine
-// remembers (jobs.EchoValues): "stage" plus the contact's fields.
+// remembers (syncer.EchoValues): "stage" plus the contact's fields.
 func proposedValues(ev models.Event) map[string]string {
 	v := eventFields(ev)
 	for k := range v {

@@ -1,0 +1,154 @@
+package syncer_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leadgate/leadgate/crm/crmfake"
+	"github.com/leadgate/leadgate/models"
+)
+
+// answerLoser stands between the relay and a CRM fake. Armed, it lets the next write through to the fake,
+// which carries it out, then calls lost and never answers: the relay sees the request cut off.
+type answerLoser struct {
+	*httptest.Server
+	armed   atomic.Bool
+	isWrite func(*http.Request) bool
+	mu      sync.Mutex
+	lost    func()
+}
+
+func newAnswerLoser(t *testing.T, target string, isWrite func(*http.Request) bool) *answerLoser {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	l := &answerLoser{isWrite: isWrite}
+	l.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !l.isWrite(r) || !l.armed.CompareAndSwap(true, false) {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		proxy.ServeHTTP(httptest.NewRecorder(), r) // carried out; the answer goes nowhere
+		l.mu.Lock()
+		lost := l.lost
+		l.mu.Unlock()
+		lost()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(l.Close)
+	return l
+}
+
+// arm makes the next write's answer lost, calling lost once the CRM has carried it out.
+func (l *answerLoser) arm(lost func()) {
+	l.mu.Lock()
+	l.lost = lost
+	l.mu.Unlock()
+	l.armed.Store(true)
+}
+
+// A write cut off on the wire (a shutdown, a timeout) may still be carried out by the CRM. The next write
+// of that contact must take the value it finds there for leadgate's own, not for a person's edit: the
+// contact's newer value is written, and no conflict is recorded. Before, the cut-off write's value was
+// kept as an "edit" and every later change of the field was lost.
+func TestAWriteWhoseAnswerWasLostIsNotTakenForAPersonsEdit(t *testing.T) {
+	t.Parallel()
+	type crmUnderTest struct {
+		dest   models.Destination
+		loser  *answerLoser
+		budget func(email string) string
+	}
+	cases := map[string]func(t *testing.T, e *syncEnv) crmUnderTest{
+		"hubspot batch": func(t *testing.T, e *syncEnv) crmUnderTest {
+			fake := crmfake.NewHubSpot(crmfake.HSOptions{Options: crmfake.Options{Token: "hs-token"},
+				Properties: []string{"last_automation_source", "sync_timestamp", "budget"}})
+			t.Cleanup(fake.Close)
+			proxy := newAnswerLoser(t, fake.URL, func(r *http.Request) bool {
+				return strings.HasSuffix(r.URL.Path, "/batch/update") || strings.HasSuffix(r.URL.Path, "/batch/upsert")
+			})
+			return crmUnderTest{
+				loser: proxy,
+				dest: e.addDestination(models.Destination{Kind: "hubspot", BaseURL: proxy.URL, RateLimitRPS: 10, BatchSize: 10,
+					Config: models.DestinationConfig{FieldMap: map[string]string{"budget": "budget"}, StageMap: map[string]string{"Discovered": "lead"}}},
+					"hs-token"),
+				budget: func(email string) string { c, _ := fake.Contact(email); return c.Properties["budget"] },
+			}
+		},
+		"activecampaign per contact": func(t *testing.T, e *syncEnv) crmUnderTest {
+			fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"}, Fields: acFields})
+			t.Cleanup(fake.Close)
+			proxy := newAnswerLoser(t, fake.URL, func(r *http.Request) bool { return r.Method == http.MethodPut || r.Method == http.MethodPost })
+			return crmUnderTest{
+				loser: proxy,
+				dest: e.addDestination(models.Destination{Kind: "activecampaign", BaseURL: proxy.URL, RateLimitRPS: 10,
+					Config: models.DestinationConfig{StageField: "3", FieldMap: map[string]string{"budget": "4"}}}, "ac-token"),
+				budget: func(email string) string { c, _ := fake.Contact(email); return c.Fields["4"] },
+			}
+		},
+		"gohighlevel per contact": func(t *testing.T, e *syncEnv) crmUnderTest {
+			fake := crmfake.NewGoHighLevel(crmfake.GHLOptions{Options: crmfake.Options{Token: "ghl-token"}, LocationID: "loc-9",
+				Fields: []crmfake.GHLField{
+					{ID: "cfLoop", Name: "last_automation_source", FieldKey: "contact.last_automation_source"},
+					{ID: "cfSync", Name: "sync_timestamp", FieldKey: "contact.sync_timestamp"},
+					{ID: "cfBudget", Name: "Budget", FieldKey: "contact.budget"},
+				}})
+			t.Cleanup(fake.Close)
+			proxy := newAnswerLoser(t, fake.URL, func(r *http.Request) bool { return r.Method == http.MethodPut })
+			return crmUnderTest{
+				loser: proxy,
+				dest: e.addDestination(models.Destination{Kind: "gohighlevel", BaseURL: proxy.URL, RateLimitRPS: 10,
+					Config: models.DestinationConfig{LocationID: "loc-9", FieldMap: map[string]string{"budget": "contact.budget"}}}, "ghl-token"),
+				budget: func(email string) string { c, _ := fake.Contact(email); return c.CustomFields["cfBudget"] },
+			}
+		},
+	}
+	for name, open := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newSyncEnv(t)
+			f := open(t, e)
+			c := e.contact("lost-answer@example.com", "Discovered")
+			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "100" })
+			e.drainAll(f.dest, 20*time.Second)
+			if got := f.budget(*c.Email); got != "100" {
+				t.Fatalf("first write: CRM holds budget %q, want 100", got)
+			}
+
+			// The second write is carried out, and its answer lost: the drain is cut off while it waits.
+			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "200" })
+			if _, err := e.relay.FanOut(e.ctx); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cut := context.WithCancel(e.ctx)
+			defer cut()
+			f.loser.arm(cut)
+			if _, err := e.relay.Drain(ctx, f.dest.ID); err == nil {
+				t.Fatal("the cut-off drain reported success")
+			}
+			if got := f.budget(*c.Email); got != "200" {
+				t.Fatalf("the CRM holds budget %q after the cut-off write, want 200: the case under test did not happen", got)
+			}
+
+			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "300" })
+			e.drainAll(f.dest, 20*time.Second)
+			if got := f.budget(*c.Email); got != "300" {
+				t.Errorf("after the lost answer the CRM holds budget %q, want 300 (the cut-off write's value was kept as an edit)", got)
+			}
+			if n := e.count(`SELECT count(*) FROM sync_conflicts WHERE destination_id = ?`, f.dest.ID); n != 0 {
+				t.Errorf("%d conflicts recorded, want 0: the value found was leadgate's own", n)
+			}
+			if n := e.count(`SELECT count(*) FROM sync_state WHERE destination_id = ? AND in_doubt IS NOT NULL`, f.dest.ID); n != 0 {
+				t.Errorf("%d contacts still hold in-doubt writes after a delivered write, want 0", n)
+			}
+		})
+	}
+}
