@@ -253,7 +253,7 @@ func (h *Destinations) Resync(w http.ResponseWriter, r *http.Request) {
 		} else {
 			n, err = tx.SyncRequeueAll(r.Context(), d.ID)
 			if err == nil {
-				// A whole-destination resync: a CRM with a bulk import takes it in batches (crm/syncer/sync_bulk.go).
+				// A whole-destination resync: a CRM with a bulk import takes it in batches (crm/syncer/bulk.go).
 				_, err = tx.SyncMarkBulk(r.Context(), d.ID)
 			}
 		}

@@ -7,7 +7,7 @@ import (
 )
 
 // SyncMarkBulk marks the destination's pending work as a resync or backfill, which a CRM with a bulk
-// import sends through it (crm/syncer/sync_bulk.go); it returns how many items it marked.
+// import sends through it (crm/syncer/bulk.go); it returns how many items it marked.
 func (s *Store) SyncMarkBulk(ctx context.Context, destinationID int64) (int64, error) {
 	res := s.db.WithContext(ctx).Exec(`UPDATE sync_queue SET bulk = true WHERE destination_id = ? AND status = 'pending' AND NOT bulk`, destinationID)
 	if res.Error != nil {

@@ -63,7 +63,7 @@ func cmdResync(ctx context.Context, args []string, stdout, stderr io.Writer, get
 			} else {
 				n, err = tx.SyncRequeueAll(ctx, d.ID)
 				if err == nil {
-					// A whole-destination resync: a CRM with a bulk import takes it in batches (crm/syncer/sync_bulk.go).
+					// A whole-destination resync: a CRM with a bulk import takes it in batches (crm/syncer/bulk.go).
 					_, err = tx.SyncMarkBulk(ctx, d.ID)
 				}
 			}

@@ -12,7 +12,7 @@ import (
 
 // Benchmarks for docs/crm-sync.md. Run them with a fixed count, e.g.
 //
-//	go test ./jobs -run '^$' -bench 'Sync' -benchtime 1x
+//	go test ./crm/syncer -run '^$' -bench 'Sync' -benchtime 1x
 //
 // They report changes synced per second (sandbox, no rate limit) and CRM requests per 1,000 changes per
 // kind (1,000 changes over 250 contacts, queued before the relay runs, fakes without limits or faults).
@@ -237,7 +237,7 @@ func backlogRun(b *testing.B, e *syncEnv, d models.Destination, senders, contact
 // average while the backlog lasted. "senders=1" is the relay sending one request at a time (the
 // comparison); "senders=auto" is its default for the destination's rate. Run with
 //
-//	go test ./jobs -run '^$' -bench 'SyncBacklogRate' -benchtime 1x -timeout 15m
+//	go test ./crm/syncer -run '^$' -bench 'SyncBacklogRate' -benchtime 1x -timeout 15m
 //
 // LEADGATE_SYNC_BACKLOG_CONTACTS sizes the ActiveCampaign run (default 300); HubSpot and GoHighLevel
 // take a third of it (their budget is a fifth of ActiveCampaign's here).
