@@ -1,0 +1,29 @@
+package handlers
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/leadgate/leadgate/actions"
+)
+
+// writeActionError answers an operator action's error as the JSON API does: a refused input is a 400 with
+// its field, a missing subject a 404, a conflict a 409, a failing remote a 502, anything else a logged 500.
+func writeActionError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+	var field *actions.FieldError
+	var conflict *actions.ConflictError
+	var upstream *actions.UpstreamError
+	switch {
+	case errors.As(err, &field):
+		writeError(w, http.StatusBadRequest, field.Field, field.Message)
+	case errors.Is(err, actions.ErrNotFound):
+		writeError(w, http.StatusNotFound, "", "not found")
+	case errors.As(err, &conflict):
+		writeError(w, http.StatusConflict, "", conflict.Message)
+	case errors.As(err, &upstream):
+		writeError(w, http.StatusBadGateway, "", upstream.Message)
+	default:
+		serverError(log, w, r, err)
+	}
+}
