@@ -20,12 +20,30 @@ func (e *FieldError) Error() string {
 // Invalid refuses the input field with msg.
 func Invalid(field, msg string) error { return &FieldError{Field: field, Message: msg} }
 
-// ErrNotFound: the thing acted on does not exist in the workspace.
+// ErrNotFound matches every NotFoundError.
 var ErrNotFound = errors.New("not found")
+
+// NotFoundError: the thing acted on does not exist in the workspace. Field names the input that named it
+// ("id"), Message says what is missing ("unknown alert channel").
+type NotFoundError struct {
+	Field   string
+	Message string
+}
+
+func (e *NotFoundError) Error() string { return e.Message }
+
+// Is makes errors.Is(err, ErrNotFound) hold.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// NotFound reports that the subject named by field is missing.
+func NotFound(field, msg string) error { return &NotFoundError{Field: field, Message: msg} }
 
 // ConflictError refuses an action that collides with the current state (another save won the race, a
 // name is taken, the destination's CRM cannot do it).
-type ConflictError struct{ Message string }
+type ConflictError struct {
+	Field   string
+	Message string
+}
 
 func (e *ConflictError) Error() string { return e.Message }
 

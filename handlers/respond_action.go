@@ -14,13 +14,14 @@ func writeActionError(log *slog.Logger, w http.ResponseWriter, r *http.Request, 
 	var field *actions.FieldError
 	var conflict *actions.ConflictError
 	var upstream *actions.UpstreamError
+	var missing *actions.NotFoundError
 	switch {
 	case errors.As(err, &field):
 		writeError(w, http.StatusBadRequest, field.Field, field.Message)
-	case errors.Is(err, actions.ErrNotFound):
-		writeError(w, http.StatusNotFound, "", "not found")
+	case errors.As(err, &missing):
+		writeError(w, http.StatusNotFound, missing.Field, missing.Message)
 	case errors.As(err, &conflict):
-		writeError(w, http.StatusConflict, "", conflict.Message)
+		writeError(w, http.StatusConflict, conflict.Field, conflict.Message)
 	case errors.As(err, &upstream):
 		writeError(w, http.StatusBadGateway, "", upstream.Message)
 	default:
