@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leadgate/leadgate/internal/app"
-	"github.com/leadgate/leadgate/internal/config"
+	"github.com/leadgate/leadgate/cmd/leadgate/app"
+	"github.com/leadgate/leadgate/cmd/leadgate/config"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/web"

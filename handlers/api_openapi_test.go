@@ -16,8 +16,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/leadgate/leadgate/internal/app"
-	"github.com/leadgate/leadgate/internal/config"
+	"github.com/leadgate/leadgate/cmd/leadgate/app"
+	"github.com/leadgate/leadgate/cmd/leadgate/config"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/web"

@@ -79,7 +79,7 @@ type ImportPayload struct {
 // Their handlers never fail, so it is spent only when a killed worker orphaned the task: asynq's
 // recoverer then retries it (see RetryDelay), the retry finishes and frees the id. With no retry the
 // orphan would be archived, and an archived task keeps its id, refusing every later drain (issue 7 §5,
-// internal/boundary).
+// cmd/leadgate/boundary).
 const orphanRetries = 1
 
 // SyncQueue enqueues sync work. Enqueue failures are harmless: the periodic tick finds the work in Postgres.

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/leadgate/leadgate/internal/config"
+	"github.com/leadgate/leadgate/cmd/leadgate/config"
 	"github.com/leadgate/leadgate/models"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leadgate/leadgate/internal/chaos"
+	"github.com/leadgate/leadgate/cmd/leadgate/chaos"
 )
 
 // errChaosFailed makes `leadgate chaos` exit non-zero when leadgate broke a promise; the report says which.

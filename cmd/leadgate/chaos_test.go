@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leadgate/leadgate/internal/chaos"
+	"github.com/leadgate/leadgate/cmd/leadgate/chaos"
 )
 
 func TestParseChaosDefaultsAreTheDocumentedFullRun(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/leadgate/leadgate/internal/app"
-	"github.com/leadgate/leadgate/internal/demo"
+	"github.com/leadgate/leadgate/cmd/leadgate/app"
+	"github.com/leadgate/leadgate/cmd/leadgate/demo"
 )
 
 // cmdDemo runs leadgate (all roles) with a demo workspace and streams signed

@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/leadgate/leadgate/internal/chaos"
+	"github.com/leadgate/leadgate/cmd/leadgate/chaos"
 )
 
 // cmdFakeCRM serves a fake ActiveCampaign account (v3 API under /api/3/, per-account rate limit with

@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/leadgate/leadgate/internal/app"
-	"github.com/leadgate/leadgate/internal/config"
+	"github.com/leadgate/leadgate/cmd/leadgate/app"
+	"github.com/leadgate/leadgate/cmd/leadgate/config"
 	"golang.org/x/sync/errgroup"
 )
 

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leadgate/leadgate/cmd/leadgate/app"
+	"github.com/leadgate/leadgate/cmd/leadgate/config"
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/signature"
-	"github.com/leadgate/leadgate/internal/app"
-	"github.com/leadgate/leadgate/internal/config"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/lifecycle"
 	"github.com/leadgate/leadgate/models"

@@ -17,9 +17,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/leadgate/leadgate/cmd/leadgate/chaos"
 	"github.com/leadgate/leadgate/crm/crmfake"
 	"github.com/leadgate/leadgate/ingest/signature"
-	"github.com/leadgate/leadgate/internal/chaos"
 	"github.com/leadgate/leadgate/internal/failpoint"
 	"github.com/leadgate/leadgate/internal/testkit"
 )

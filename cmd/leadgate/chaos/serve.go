@@ -13,7 +13,7 @@ import (
 
 // Serve is the real `leadgate serve` process as this package runs it (token creation, readiness, the
 // admin API, SIGKILL), for other test packages that interrupt leadgate at a chosen point and start it
-// again on the same database and Redis (internal/boundary).
+// again on the same database and Redis (cmd/leadgate/boundary).
 type Serve struct {
 	l    *leadgateProc
 	base []string // the environment every start begins with

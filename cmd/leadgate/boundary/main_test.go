@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leadgate/leadgate/internal/chaos"
+	"github.com/leadgate/leadgate/cmd/leadgate/chaos"
 )
 
 // leadgateBin is the binary every test runs, built once by TestMain (or $LEADGATE_CHAOS_BINARY).

@@ -23,10 +23,10 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/leadgate/leadgate/cmd/leadgate/app"
+	"github.com/leadgate/leadgate/cmd/leadgate/config"
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/signature"
-	"github.com/leadgate/leadgate/internal/app"
-	"github.com/leadgate/leadgate/internal/config"
 	"github.com/leadgate/leadgate/internal/redisconn"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/jobs"

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leadgate/leadgate/internal/app"
-	"github.com/leadgate/leadgate/internal/config"
-	"github.com/leadgate/leadgate/internal/demo"
+	"github.com/leadgate/leadgate/cmd/leadgate/app"
+	"github.com/leadgate/leadgate/cmd/leadgate/config"
+	"github.com/leadgate/leadgate/cmd/leadgate/demo"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/web"

@@ -28,7 +28,7 @@ const (
 // same bytes its presets are specified against.
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "ingest", "mapping", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "ingest", "mapping", "testdata", name))
 	if err != nil {
 		t.Fatalf("fixture: %v", err)
 	}

@@ -15,7 +15,7 @@ import (
 // standard-webhooks deliveries with unique ids, from 8 goroutines per CPU
 // like concurrent senders. Deliveries are signed before the timer starts.
 //
-//	go test ./internal/app -run '^$' -bench BenchmarkIngest -benchtime 5000x
+//	go test ./cmd/leadgate/app -run '^$' -bench BenchmarkIngest -benchtime 5000x
 func BenchmarkIngest(b *testing.B) {
 	b.Run("unique", func(b *testing.B) { benchIngest(b, false) })
 	b.Run("duplicate", func(b *testing.B) { benchIngest(b, true) })
