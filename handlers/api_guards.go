@@ -15,8 +15,8 @@ import (
 
 	"github.com/leadgate/leadgate/guards/alarm"
 	"github.com/leadgate/leadgate/guards/alert"
-	"github.com/leadgate/leadgate/guards/filter"
 	"github.com/leadgate/leadgate/guards/loop"
+	"github.com/leadgate/leadgate/ingest/filter"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/models"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/leadgate/leadgate/guards/alert"
-	"github.com/leadgate/leadgate/guards/filter"
+	"github.com/leadgate/leadgate/ingest/filter"
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/views"
 )

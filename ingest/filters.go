@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leadgate/leadgate/guards/filter"
+	"github.com/leadgate/leadgate/ingest/filter"
 	"github.com/leadgate/leadgate/models"
 )
 

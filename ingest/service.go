@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/leadgate/leadgate/guards/filter"
+	"github.com/leadgate/leadgate/ingest/filter"
 	"github.com/leadgate/leadgate/ingest/mapping"
 	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/ingest/signature"

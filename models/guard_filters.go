@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// SourceFilter is a source's filter rule set (guards/filter decodes Rules).
+// SourceFilter is a source's filter rule set (ingest/filter decodes Rules).
 type SourceFilter struct {
 	SourceID    int64
 	WorkspaceID int64

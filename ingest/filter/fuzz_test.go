@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/leadgate/leadgate/guards/filter"
+	"github.com/leadgate/leadgate/ingest/filter"
 )
 
 // FuzzCompile feeds arbitrary expressions to the compiler: it must answer a

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leadgate/leadgate/guards/filter"
+	"github.com/leadgate/leadgate/ingest/filter"
 	"github.com/leadgate/leadgate/models"
 )
 
