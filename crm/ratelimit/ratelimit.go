@@ -70,7 +70,7 @@ func New(rdb redis.Scripter, cfg Config) (*Limiter, error) {
 		cfg.Window = time.Second
 	}
 	if cfg.Margin == 0 {
-		cfg.Margin = max(cfg.Window/4, 100*time.Millisecond)
+		cfg.Margin = max(cfg.Window/8, 100*time.Millisecond)
 	}
 	if cfg.Margin < 0 {
 		cfg.Margin = 0

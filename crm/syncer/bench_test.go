@@ -190,26 +190,47 @@ func (f backlogFigures) average() float64 {
 // backlogRun queues `contacts` new contacts before the relay runs, drains them with `senders` senders
 // (0: the relay's default for the destination) and reports what the fake saw. Every contact must arrive
 // once, and no window of the CRM's own length may hold more than its limit (the one figure asserted).
+//
+// With updates, the contacts are synced once first (untimed: new contacts to ActiveCampaign go through its
+// bulk import in a handful of requests), then every one changes a field, and the figures are those of
+// that second backlog: known records, each a conflict-checked write of its own.
 func backlogRun(b *testing.B, e *syncEnv, d models.Destination, senders, contacts int, fake interface {
 	Requests() []crmfake.Request
-}, window time.Duration, limit int, stored func() int) backlogFigures {
+}, window time.Duration, limit int, stored func() int, updates bool) backlogFigures {
+	cs := make([]models.Contact, contacts)
 	for i := range contacts {
-		e.contact(emailN(i), "Discovered")
-	}
-	if _, err := e.relay.FanOut(e.ctx); err != nil {
-		b.Fatal(err)
+		cs[i] = e.contact(emailN(i), "Discovered")
 	}
 	if senders == 0 {
 		senders = loadSize("LEADGATE_SYNC_SENDERS", 0) // 0: the relay's default
 	}
 	e.relay.Senders = senders
+	var from time.Time
+	if updates {
+		if _, err := e.relay.FanOut(e.ctx); err != nil {
+			b.Fatal(err)
+		}
+		e.drainAll(d, 10*time.Minute)
+		from = time.Now()
+		for i := range cs {
+			e.change(&cs[i], func(c *models.Contact) { c.Fields["budget"] = strconv.Itoa(1000 + i) })
+		}
+	}
+	if _, err := e.relay.FanOut(e.ctx); err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	e.drainAll(d, 10*time.Minute)
 	b.StopTimer()
 	if got := stored(); got != contacts {
 		b.Fatalf("the fake holds %d contacts, want %d", got, contacts)
 	}
-	reqs := fake.Requests()
+	var reqs []crmfake.Request
+	for _, r := range fake.Requests() {
+		if !r.Time.Before(from) {
+			reqs = append(reqs, r)
+		}
+	}
 	times := make([]time.Time, len(reqs))
 	for i, r := range reqs {
 		times[i] = r.Time
@@ -257,7 +278,17 @@ func BenchmarkSyncBacklogRate(b *testing.B) {
 			fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: o, Fields: acFields})
 			defer fake.Close()
 			d := e.acDestination(fake, 45)
-			backlogRun(b, e, d, senders, acContacts, fake, time.Second, 50, func() int { return len(fake.Contacts()) })
+			backlogRun(b, e, d, senders, acContacts, fake, time.Second, 50, func() int { return len(fake.Contacts()) }, false)
+		})
+		// The same account with a backlog of changes to contacts it already holds: no bulk import.
+		b.Run("activecampaign-45rps-updates/"+name, func(b *testing.B) {
+			e := newSyncEnv(b)
+			o := latency
+			o.Token, o.RateLimit, o.RateWindow = "ac-token", 50, time.Second
+			fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: o, Fields: acFields})
+			defer fake.Close()
+			d := e.acDestination(fake, 45)
+			backlogRun(b, e, d, senders, acContacts, fake, time.Second, 50, func() int { return len(fake.Contacts()) }, true)
 		})
 		// HubSpot free/starter tier: 100 per 10 s; one contact per batch here, so the rate is requests, not
 		// batch size (a bigger batch only needs fewer of them).
@@ -271,7 +302,7 @@ func BenchmarkSyncBacklogRate(b *testing.B) {
 			d := e.addDestination(models.Destination{Kind: "hubspot", BaseURL: fake.URL, RateLimitRPS: 10, BatchSize: 1,
 				Config: models.DestinationConfig{FieldMap: map[string]string{"budget": "budget"},
 					StageMap: map[string]string{"Discovered": "lead"}}}, "hs-token")
-			backlogRun(b, e, d, senders, max(acContacts/3, 1), fake, 10*time.Second, 100, func() int { return len(fake.Contacts()) })
+			backlogRun(b, e, d, senders, max(acContacts/3, 1), fake, 10*time.Second, 100, func() int { return len(fake.Contacts()) }, false)
 		})
 		// GoHighLevel: 100 per 10 s per location.
 		b.Run("gohighlevel-100per10s/"+name, func(b *testing.B) {
@@ -287,7 +318,7 @@ func BenchmarkSyncBacklogRate(b *testing.B) {
 			defer fake.Close()
 			d := e.addDestination(models.Destination{Kind: "gohighlevel", BaseURL: fake.URL, RateLimitRPS: 10,
 				Config: models.DestinationConfig{LocationID: "loc-9", StageField: "contact.lifecycle_stage"}}, "ghl-token")
-			backlogRun(b, e, d, senders, max(acContacts/3, 1), fake, 10*time.Second, 100, func() int { return len(fake.Contacts()) })
+			backlogRun(b, e, d, senders, max(acContacts/3, 1), fake, 10*time.Second, 100, func() int { return len(fake.Contacts()) }, false)
 		})
 	}
 }
