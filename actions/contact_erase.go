@@ -31,7 +31,8 @@ type ErasedContact struct {
 	ContactID string
 	// AlreadyErased: the contact had been erased before, so nothing was done or audited again.
 	AlreadyErased bool
-	CRMDelete     bool
+	// CRMDelete: this erase deleted the CRM records too.
+	CRMDelete bool
 	// MergedRecords counts the CRM delete requests queued (CRMDelete only).
 	MergedRecords int
 }
@@ -96,6 +97,6 @@ func (a Contacts) Erase(ctx context.Context, workspaceID int64, actor string, in
 		}
 		return out, fmt.Errorf("actions: erase contact %s: %w", in.ContactID, err)
 	}
-	out.CRMDelete = in.CRMDelete
+	out.CRMDelete = in.CRMDelete && !out.AlreadyErased
 	return out, nil
 }
