@@ -1,9 +1,9 @@
 package handlers
 
 import (
-	"context"
 	"net/http"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -30,9 +30,15 @@ func (a *API) ExportContact(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, x)
 }
 
+// contactActions is the privacy actions over the API's store and erase hooks.
+func (a *API) contactActions() actions.Contacts {
+	return actions.Contacts{Store: a.Store, EraseHooks: a.EraseHooks}
+}
+
 // EraseContact removes a contact's personal data everywhere in leadgate:
 // POST .../contacts/{id}/erase {"crm_delete": true} also asks the CRM to delete it.
 func (a *API) EraseContact(w http.ResponseWriter, r *http.Request) {
+	// An unknown contact is answered before the body is read, whatever the body holds.
 	c, ok := a.loadContact(w, r)
 	if !ok {
 		return
@@ -43,45 +49,14 @@ func (a *API) EraseContact(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decodeJSON(w, r, &in) {
 		return
 	}
-	if c.ErasedAt != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": c.ID})
-		return
-	}
-	merged := 0
-	err := a.Store.Tx(r.Context(), func(tx *models.Store) error {
-		// Its own records and those of contacts merged into it (read before the erase wipes the merge
-		// history's payloads).
-		recs, err := tx.ContactCRMRecords(r.Context(), c.ID)
-		if err != nil {
-			return err
-		}
-		if in.CRMDelete {
-			// The built-in sandbox is leadgate's own table: deleted now.
-			for _, gen := range recs.Generations() {
-				if err := models.EraseSandboxRecords(r.Context(), tx, gen); err != nil {
-					return err
-				}
-			}
-		}
-		hooks := append([]func(context.Context, *models.Store, models.Contact) error{models.EraseSyncState}, a.EraseHooks...)
-		if err := tx.ContactErase(r.Context(), c, hooks...); err != nil {
-			return err
-		}
-		after := map[string]any{"crm_delete": in.CRMDelete}
-		if in.CRMDelete {
-			// Real CRMs get delete requests naming their record ids only
-			// (no personal data), delivered by the side-effect relay.
-			if merged, err = tx.QueueCRMDelete(r.Context(), c, recs); err != nil {
-				return err
-			}
-			after["merged_records"] = merged
-		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: c.WorkspaceID, Actor: actor(r), Action: "contact.erase",
-			SubjectType: "contact_privacy", SubjectID: c.ID, After: after})
-	})
+	out, err := a.contactActions().Erase(r.Context(), c.WorkspaceID, actor(r), actions.EraseContact{ContactID: c.ID, CRMDelete: in.CRMDelete})
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		writeActionError(a.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": c.ID, "crm_delete": in.CRMDelete})
+	if out.AlreadyErased {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": out.ContactID})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": out.ContactID, "crm_delete": out.CRMDelete})
 }

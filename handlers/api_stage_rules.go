@@ -1,16 +1,15 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/lifecycle"
 	"github.com/leadgate/leadgate/lifecycle/apply"
-	"github.com/leadgate/leadgate/models"
 )
 
 // readRules decodes and validates a rule set body, answering 400 with the field at fault.
@@ -43,36 +42,20 @@ func (a *API) GetStageRules(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rules)
 }
 
+// stageRuleActions is the stage-rule actions over the API's store.
+func (a *API) stageRuleActions() actions.StageRules { return actions.StageRules{Store: a.Store} }
+
 // PutStageRules saves a new version: PUT .../stages (CONTRACT.md).
 func (a *API) PutStageRules(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	// readRules rather than decodeJSON: rules decode strictly with their defaults filled in, and its
+	// errors name the rule's own JSON path.
 	rules, ok := readRules(w, r)
 	if !ok {
 		return
 	}
-	var saved lifecycle.Rules
-	err := a.Store.Tx(r.Context(), func(tx *models.Store) error {
-		before, err := apply.LoadRules(r.Context(), tx, ws.ID)
-		if err != nil {
-			return err
-		}
-		_, err = tx.StageRulesSave(r.Context(), ws.ID, func(version int) (json.RawMessage, error) {
-			rules.Version = version
-			saved = rules
-			return json.Marshal(rules)
-		}, actor(r))
-		if err != nil {
-			return err
-		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: ws.ID, Actor: actor(r), Action: "stage_rules.update",
-			SubjectType: "stage_rules", SubjectID: strconv.Itoa(saved.Version), Before: before, After: saved})
-	})
-	if errors.Is(err, models.ErrConflict) {
-		writeError(w, http.StatusConflict, "version", "another change was saved at the same moment; reload and retry")
-		return
-	}
+	saved, err := a.stageRuleActions().Save(r.Context(), workspaceFrom(r).ID, actor(r), rules)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		writeActionError(a.Log, w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, saved)

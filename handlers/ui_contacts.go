@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/internal/principal"
 	"github.com/leadgate/leadgate/lifecycle"
@@ -415,8 +416,13 @@ func (u *UI) ExportContactUI(w http.ResponseWriter, r *http.Request) {
 	u.api().ExportContact(w, r)
 }
 
+// contactActions is the privacy actions over the UI's store and erase hooks, the same the API runs.
+func (u *UI) contactActions() actions.Contacts {
+	return actions.Contacts{Store: u.Store, EraseHooks: u.EraseHooks}
+}
+
 // EraseContactUI erases the contact's personal data (admin), once the
-// operator typed "erase"; the API's handler does the work and the audit.
+// operator typed "erase"; the erase action does the work and the audit, as for the API.
 func (u *UI) EraseContactUI(w http.ResponseWriter, r *http.Request) {
 	c, ok := u.loadUIContact(w, r)
 	if !ok {
@@ -427,9 +433,9 @@ func (u *UI) EraseContactUI(w http.ResponseWriter, r *http.Request) {
 		u.contactFormError(w, r, c, forms, "erase", "confirm", `Type "erase" to confirm: this cannot be undone.`)
 		return
 	}
-	res := u.viaAPI(r, u.api().EraseContact, http.MethodPost, map[string]bool{"crm_delete": forms.EraseInCRM})
-	if !res.OK() {
-		u.serverError(w, r, errors.New("ui: erase contact: "+strconv.Itoa(res.Status)+" "+res.Error+string(res.Body)))
+	// Any refusal is unexpected here: the contact was just read and the form checked.
+	if _, err := u.contactActions().Erase(r.Context(), c.WorkspaceID, actor(r), actions.EraseContact{ContactID: c.ID, CRMDelete: forms.EraseInCRM}); err != nil {
+		u.serverError(w, r, fmt.Errorf("ui: erase contact: %w", err))
 		return
 	}
 	u.flashRedirect(w, r, contactPath(r, c.ID), "ok", "The contact's personal data was erased.")

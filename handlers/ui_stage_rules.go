@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/gorilla/csrf"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/lifecycle"
 	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
@@ -184,8 +186,11 @@ func dryRunView(days int, res apply.DryRunResult) views.DryRunView {
 	return d
 }
 
+// stageRuleActions is the stage-rule actions over the UI's store, the same the API runs.
+func (u *UI) stageRuleActions() actions.StageRules { return actions.StageRules{Store: u.Store} }
+
 // SaveStageRules validates the draft and saves it as the next version
-// through the API's handler (one transaction with its audit entry).
+// through the save action (one transaction with its audit entry), as the API does.
 func (u *UI) SaveStageRules(w http.ResponseWriter, r *http.Request) {
 	ws := workspaceFrom(r)
 	form := parseRulesForm(r)
@@ -203,20 +208,20 @@ func (u *UI) SaveStageRules(w http.ResponseWriter, r *http.Request) {
 		u.stageRulesPage(w, r, http.StatusUnprocessableEntity, form, errs, nil, 0)
 		return
 	}
-	res := u.viaAPI(r, u.api().PutStageRules, http.MethodPut, rules)
+	saved, err := u.stageRuleActions().Save(r.Context(), ws.ID, actor(r), rules)
+	var conflict *actions.ConflictError
+	var field *actions.FieldError
 	switch {
-	case res.Status == http.StatusConflict:
+	case errors.As(err, &conflict):
 		u.stageRulesPage(w, r, http.StatusUnprocessableEntity, form, views.FieldErrors{"form": "Another change was saved at the same moment; save again."}, nil, 0)
 		return
-	case res.Status == http.StatusBadRequest:
-		u.stageRulesPage(w, r, http.StatusUnprocessableEntity, form, views.FieldErrors{rulesFieldKey(res.Field): res.Error}, nil, 0)
+	case errors.As(err, &field):
+		u.stageRulesPage(w, r, http.StatusUnprocessableEntity, form, views.FieldErrors{rulesFieldKey(field.Field): field.Message}, nil, 0)
 		return
-	case !res.OK():
-		u.serverError(w, r, errors.New("ui: save stage rules: "+strconv.Itoa(res.Status)+" "+res.Error))
+	case err != nil:
+		u.serverError(w, r, fmt.Errorf("ui: save stage rules: %w", err))
 		return
 	}
-	var saved lifecycle.Rules
-	_ = json.Unmarshal(res.Body, &saved)
 	u.flashRedirect(w, r, "/w/"+ws.Slug+"/stages", "ok", "Stage rules saved as version "+strconv.Itoa(saved.Version)+". New events follow them now.")
 }
 
