@@ -10,6 +10,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/guards/alert"
 	"github.com/leadgate/leadgate/guards/filter"
 	"github.com/leadgate/leadgate/models"
@@ -451,7 +452,7 @@ func (u *UI) CreateAlertChannelUI(w http.ResponseWriter, r *http.Request) {
 		sec.Password = secret
 		cfg.To = splitList(form.To)
 	}
-	body := channelInput{Name: form.Name, Kind: form.Kind, MinSeverity: form.MinSeverity, Config: cfg, Secrets: sec}
+	body := actions.ChannelInput{Name: form.Name, Kind: form.Kind, MinSeverity: form.MinSeverity, Config: cfg, Secrets: sec}
 	res := u.viaAPI(r, u.Guards.CreateAlertChannel, http.MethodPost, body)
 	if u.guardFailed(w, r, res, guardForms{channel: form}, "channel", channelField) {
 		return
