@@ -31,9 +31,9 @@ func FilterSetOf(f models.SourceFilter) FilterSet {
 	return FilterSet{SourceID: f.SourceID, Rules: rules, Version: f.Version, UpdatedBy: f.UpdatedBy, UpdatedAt: &at}
 }
 
-// CompileFilterRules compiles a rule set, refusing it with the rule at fault ("rules[1].expr") and the
+// compileFilterRules compiles a rule set, refusing it with the rule at fault ("rules[1].expr") and the
 // compiler's message.
-func CompileFilterRules(rules []filter.Rule) (*filter.Set, error) {
+func compileFilterRules(rules []filter.Rule) (*filter.Set, error) {
 	set, err := filter.Compile(rules)
 	if err != nil {
 		var re *filter.RuleError
@@ -48,7 +48,7 @@ func CompileFilterRules(rules []filter.Rule) (*filter.Set, error) {
 // PutSourceFilters replaces the rule set of src, a live source its caller loaded from the workspace
 // (the surfaces answer a missing one before reading the rules), after compiling every rule.
 func (g *Guards) PutSourceFilters(ctx context.Context, actor string, src models.Source, rules []filter.Rule) (FilterSet, error) {
-	set, err := CompileFilterRules(rules)
+	set, err := compileFilterRules(rules)
 	if err != nil {
 		return FilterSet{}, err
 	}
