@@ -1,18 +1,13 @@
 package handlers
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
-	"net/netip"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/guards/alarm"
 	"github.com/leadgate/leadgate/guards/alert"
 	"github.com/leadgate/leadgate/guards/loop"
@@ -36,14 +31,11 @@ type GuardsAPI struct {
 	Now     func() time.Time
 }
 
-func (g *GuardsAPI) now() time.Time {
-	if g.Now != nil {
-		return g.Now()
-	}
-	return time.Now()
+// actions is the action layer over the same dependencies, which the admin pages call too.
+func (g *GuardsAPI) actions() *actions.Guards {
+	return &actions.Guards{Store: g.Store, Box: g.Box, Log: g.Log, Filters: g.Filters, Breaker: g.Breaker, Guards: g.Guards,
+		Sender: g.Sender, Alarms: g.Alarms, Now: g.Now}
 }
-
-var hostnamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
 
 type loopSettingsJSON struct {
 	Saved     models.LoopSettings `json:"saved"`
@@ -66,29 +58,12 @@ func (g *GuardsAPI) PutLoopSettings(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	if field, msg := in.Validate(); field != "" {
-		writeError(w, http.StatusBadRequest, field, msg)
-		return
-	}
-	ws := workspaceFrom(r)
-	err := g.Store.Tx(r.Context(), func(tx *models.Store) error {
-		cur, err := tx.GuardSettingsGet(r.Context(), ws.ID)
-		if err != nil {
-			return err
-		}
-		before := cur.Loop
-		cur.Loop, cur.UpdatedBy = in, actor(r)
-		if err := tx.GuardSettingsSave(r.Context(), cur); err != nil {
-			return err
-		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: ws.ID, Actor: actor(r), Action: "guards.loop.update",
-			SubjectType: "guard_settings", SubjectID: ws.Slug, Before: before, After: in})
-	})
+	saved, err := g.actions().PutLoopSettings(r.Context(), workspaceFrom(r), actor(r), in)
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, loopSettingsJSON{Saved: in, Effective: in.WithDefaults()})
+	writeJSON(w, http.StatusOK, loopSettingsJSON{Saved: saved, Effective: saved.WithDefaults()})
 }
 
 // GetAlertingSettings answers the heartbeat URL and the allowed hosts.
@@ -110,45 +85,12 @@ func (g *GuardsAPI) PutAlertingSettings(w http.ResponseWriter, r *http.Request) 
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	if len(in.AllowedHosts) > 20 {
-		writeError(w, http.StatusBadRequest, "allowed_hosts", "at most 20 allowed hosts")
-		return
-	}
-	for i, h := range in.AllowedHosts {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if _, err := netip.ParseAddr(h); err != nil && (len(h) > 253 || !hostnamePattern.MatchString(h)) {
-			writeError(w, http.StatusBadRequest, "allowed_hosts["+strconv.Itoa(i)+"]", "an allowed host is a host name or IP address, without scheme, port or wildcard")
-			return
-		}
-		in.AllowedHosts[i] = h
-	}
-	ws := workspaceFrom(r)
-	if in.HeartbeatURL != "" {
-		guard := g.Guards.Base
-		guard.AllowedHosts = append(append([]string(nil), guard.AllowedHosts...), in.AllowedHosts...)
-		if _, err := guard.CheckURL(in.HeartbeatURL); err != nil {
-			writeError(w, http.StatusBadRequest, "heartbeat_url", err.Error())
-			return
-		}
-	}
-	err := g.Store.Tx(r.Context(), func(tx *models.Store) error {
-		cur, err := tx.GuardSettingsGet(r.Context(), ws.ID)
-		if err != nil {
-			return err
-		}
-		before := cur.Alerting
-		cur.Alerting, cur.UpdatedBy = in, actor(r)
-		if err := tx.GuardSettingsSave(r.Context(), cur); err != nil {
-			return err
-		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: ws.ID, Actor: actor(r), Action: "guards.alerting.update",
-			SubjectType: "guard_settings", SubjectID: ws.Slug, Before: before, After: in})
-	})
+	saved, err := g.actions().PutAlertingSettings(r.Context(), workspaceFrom(r), actor(r), in)
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, in)
+	writeJSON(w, http.StatusOK, saved)
 }
 
 // ListBreakers answers the workspace's circuit breakers (?status=tripped|reset|all).
@@ -177,34 +119,10 @@ func (g *GuardsAPI) ListBreakers(w http.ResponseWriter, r *http.Request) {
 // ResetBreaker closes a contact's tripped breaker: its events flow again
 // (its held dead letters stay for an operator to replay or discard).
 func (g *GuardsAPI) ResetBreaker(w http.ResponseWriter, r *http.Request) {
-	contactID := chi.URLParam(r, "contact")
-	if _, err := uuid.Parse(contactID); err != nil {
-		writeError(w, http.StatusBadRequest, "contact", "contact must be a contact id")
-		return
-	}
-	ws := workspaceFrom(r)
-	var after models.CircuitBreaker
-	err := g.Store.Tx(r.Context(), func(tx *models.Store) error {
-		var err error
-		if after, err = tx.BreakerResetRow(r.Context(), ws.ID, contactID, actor(r)); err != nil {
-			return err
-		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: ws.ID, Actor: actor(r), Action: "guards.breaker.reset",
-			SubjectType: "contact", SubjectID: contactID, Before: map[string]string{"status": models.BreakerTripped}, After: after})
-	})
-	if errors.Is(err, models.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "contact", "this contact's circuit breaker is not tripped")
-		return
-	}
+	after, err := g.actions().ResetBreaker(r.Context(), workspaceFrom(r), actor(r), chi.URLParam(r, "contact"))
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		writeActionError(g.Log, w, r, err)
 		return
-	}
-	if g.Breaker != nil {
-		if err := g.Breaker.Clear(r.Context(), ws.ID, contactID); err != nil {
-			serverError(g.Log, w, r, errors.Join(errors.New("reset recorded, but its Redis count could not be cleared; retry"), err))
-			return
-		}
 	}
 	writeJSON(w, http.StatusOK, after)
 }

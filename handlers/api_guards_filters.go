@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -9,17 +8,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/ingest/filter"
 	"github.com/leadgate/leadgate/models"
 )
-
-type filterSetJSON struct {
-	SourceID  int64         `json:"source_id"`
-	Rules     []filter.Rule `json:"rules"`
-	Version   int           `json:"version"`
-	UpdatedBy string        `json:"updated_by,omitempty"`
-	UpdatedAt *time.Time    `json:"updated_at,omitempty"`
-}
 
 // filterSource loads {id} as a source of the workspace, answering 404 itself.
 func (g *GuardsAPI) filterSource(w http.ResponseWriter, r *http.Request) (models.Source, bool) {
@@ -48,47 +40,14 @@ func (g *GuardsAPI) GetSourceFilters(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := g.Store.SourceFilterGet(r.Context(), src.WorkspaceID, src.ID)
 	if errors.Is(err, models.ErrNotFound) {
-		writeJSON(w, http.StatusOK, filterSetJSON{SourceID: src.ID, Rules: []filter.Rule{}})
+		writeJSON(w, http.StatusOK, actions.FilterSet{SourceID: src.ID, Rules: []filter.Rule{}})
 		return
 	}
 	if err != nil {
 		serverError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, filterView(f))
-}
-
-func filterView(f models.SourceFilter) filterSetJSON {
-	rules, _ := filter.ParseRules(f.Rules)
-	if rules == nil {
-		rules = []filter.Rule{}
-	}
-	at := f.UpdatedAt
-	return filterSetJSON{SourceID: f.SourceID, Rules: rules, Version: f.Version, UpdatedBy: f.UpdatedBy, UpdatedAt: &at}
-}
-
-type filterInput struct {
-	Rules []filter.Rule `json:"rules"`
-}
-
-// readFilterRules decodes and compiles a rule set, answering 400 with the
-// rule at fault ("rules[1].expr") and the compiler's message.
-func readFilterRules(w http.ResponseWriter, r *http.Request) ([]filter.Rule, *filter.Set, bool) {
-	var in filterInput
-	if !decodeJSON(w, r, &in) {
-		return nil, nil, false
-	}
-	set, err := filter.Compile(in.Rules)
-	if err != nil {
-		var re *filter.RuleError
-		if errors.As(err, &re) {
-			writeError(w, http.StatusBadRequest, re.Field, re.Message)
-		} else {
-			writeError(w, http.StatusBadRequest, "rules", err.Error())
-		}
-		return nil, nil, false
-	}
-	return set.Rules(), set, true
+	writeJSON(w, http.StatusOK, actions.FilterSetOf(f))
 }
 
 // PutSourceFilters replaces a source's rule set after compiling every rule.
@@ -97,38 +56,16 @@ func (g *GuardsAPI) PutSourceFilters(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rules, _, ok := readFilterRules(w, r)
-	if !ok {
+	var in filterInput
+	if !decodeJSON(w, r, &in) {
 		return
 	}
-	if rules == nil {
-		rules = []filter.Rule{}
-	}
-	raw, err := json.Marshal(rules)
+	saved, err := g.actions().PutSourceFilters(r.Context(), actor(r), src, in.Rules)
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		writeActionError(g.Log, w, r, err)
 		return
 	}
-	var saved models.SourceFilter
-	err = g.Store.Tx(r.Context(), func(tx *models.Store) error {
-		var before any
-		if cur, err := tx.SourceFilterGet(r.Context(), src.WorkspaceID, src.ID); err == nil {
-			before = filterView(cur)
-		} else if !errors.Is(err, models.ErrNotFound) {
-			return err
-		}
-		if saved, err = tx.SourceFilterSave(r.Context(), src.WorkspaceID, src.ID, raw, actor(r)); err != nil {
-			return err
-		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: src.WorkspaceID, Actor: actor(r), Action: "source_filters.update",
-			SubjectType: "source", SubjectID: strconv.FormatInt(src.ID, 10), Before: before, After: filterView(saved)})
-	})
-	if err != nil {
-		serverError(g.Log, w, r, err)
-		return
-	}
-	g.forgetFilters(src.ID)
-	writeJSON(w, http.StatusOK, filterView(saved))
+	writeJSON(w, http.StatusOK, saved)
 }
 
 // DeleteSourceFilters removes a source's rule set: it keeps every event again.
@@ -146,7 +83,7 @@ func (g *GuardsAPI) DeleteSourceFilters(w http.ResponseWriter, r *http.Request) 
 			return err
 		}
 		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: src.WorkspaceID, Actor: actor(r), Action: "source_filters.delete",
-			SubjectType: "source", SubjectID: strconv.FormatInt(src.ID, 10), Before: filterView(cur)})
+			SubjectType: "source", SubjectID: strconv.FormatInt(src.ID, 10), Before: actions.FilterSetOf(cur)})
 	})
 	if errors.Is(err, models.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "id", "this source has no filter rules")
@@ -156,8 +93,12 @@ func (g *GuardsAPI) DeleteSourceFilters(w http.ResponseWriter, r *http.Request) 
 		serverError(g.Log, w, r, err)
 		return
 	}
-	g.forgetFilters(src.ID)
+	g.actions().ForgetFilters(src.ID)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+type filterInput struct {
+	Rules []filter.Rule `json:"rules"`
 }
 
 type filterTestInput struct {
@@ -201,10 +142,4 @@ func (g *GuardsAPI) TestSourceFilters(w http.ResponseWriter, r *http.Request) {
 		v.Tags = []string{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"drop": v.Drop, "rule": v.Rule, "tags": v.Tags, "errors": v.Errors, "reason": v.Reason()})
-}
-
-func (g *GuardsAPI) forgetFilters(sourceID int64) {
-	if g.Filters != nil {
-		g.Filters.Forget(sourceID)
-	}
 }

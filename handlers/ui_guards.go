@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/guards/alert"
 	"github.com/leadgate/leadgate/ingest/filter"
 	"github.com/leadgate/leadgate/models"
@@ -207,25 +210,46 @@ func (u *UI) filterRules(r *http.Request, wsID, sourceID int64) ([]views.FilterR
 	return out, nil
 }
 
-// guardFailed re-renders the page with the API's error inline on form
-// (field mapped by fieldOf), or answers a server error; it reports whether
-// the result was a failure.
-func (u *UI) guardFailed(w http.ResponseWriter, r *http.Request, res apiResult, f guardForms, form string, fieldOf func(string) string) bool {
-	if res.OK() {
+// guardFailed re-renders the page with an action's refusal inline on form
+// (its field mapped by fieldOf), or answers a server error; it reports
+// whether err was a failure. A missing subject other than a breaker is a
+// server error: the page loaded it before it showed the form.
+func (u *UI) guardFailed(w http.ResponseWriter, r *http.Request, err error, f guardForms, form string, fieldOf func(string) string) bool {
+	if err == nil {
 		return false
 	}
-	if res.Status >= 500 || res.Status == http.StatusNotFound && res.Field != "" && res.Field != "contact" {
-		u.serverError(w, r, errors.New("ui: guards "+form+": "+strconv.Itoa(res.Status)+" "+res.Error))
+	field, msg, ok := guardRefusal(err)
+	var missing *actions.NotFoundError
+	if !ok || errors.As(err, &missing) && missing.Field != "" && missing.Field != "contact" {
+		u.serverError(w, r, fmt.Errorf("ui: guards %s: %w", form, err))
 		return true
 	}
-	f.errs = map[string]views.FieldErrors{form: {fieldOf(res.Field): capitalize(res.Error)}}
+	f.errs = map[string]views.FieldErrors{form: {fieldOf(field): capitalize(msg)}}
 	u.guardsAnswer(w, r, http.StatusUnprocessableEntity, f, guardCardOf(form))
 	return true
 }
 
+// guardRefusal is the field and message of an action's error the operator
+// can act upon (a refused input, a conflict, a missing subject); ok is false
+// for a failure on the server's side or a remote's.
+func guardRefusal(err error) (field, msg string, ok bool) {
+	var invalid *actions.FieldError
+	var conflict *actions.ConflictError
+	var missing *actions.NotFoundError
+	switch {
+	case errors.As(err, &invalid):
+		return invalid.Field, invalid.Message, true
+	case errors.As(err, &conflict):
+		return conflict.Field, conflict.Message, true
+	case errors.As(err, &missing):
+		return missing.Field, missing.Message, true
+	}
+	return "", "", false
+}
+
 func guardsPath(r *http.Request) string { return "/w/" + workspaceFrom(r).Slug + "/guards" }
 
-// SaveLoopSettings saves the loop breaker through the API's handler.
+// SaveLoopSettings saves the loop breaker.
 func (u *UI) SaveLoopSettings(w http.ResponseWriter, r *http.Request) {
 	cur, err := u.Store.GuardSettingsGet(r.Context(), workspaceFrom(r).ID)
 	if err != nil {
@@ -261,8 +285,8 @@ func (u *UI) SaveLoopSettings(w http.ResponseWriter, r *http.Request) {
 		u.guardsAnswer(w, r, http.StatusUnprocessableEntity, f, "loop")
 		return
 	}
-	res := u.viaAPI(r, u.Guards.PutLoopSettings, http.MethodPut, in)
-	if u.guardFailed(w, r, res, f, "loop", func(s string) string { return orDefault(s, "form") }) {
+	_, err = u.Guards.actions().PutLoopSettings(r.Context(), workspaceFrom(r), actor(r), in)
+	if u.guardFailed(w, r, err, f, "loop", func(s string) string { return orDefault(s, "form") }) {
 		return
 	}
 	u.guardsAnswer(w, r, http.StatusOK, guardForms{saved: map[string]string{"loop": "Loop breaker settings saved."}}, "loop")
@@ -270,15 +294,16 @@ func (u *UI) SaveLoopSettings(w http.ResponseWriter, r *http.Request) {
 
 // ResetBreakerUI closes a contact's tripped circuit breaker.
 func (u *UI) ResetBreakerUI(w http.ResponseWriter, r *http.Request) {
-	res := u.viaAPI(r, u.Guards.ResetBreaker, http.MethodPost, nil)
-	switch {
-	case res.OK():
+	_, err := u.Guards.actions().ResetBreaker(r.Context(), workspaceFrom(r), actor(r), chi.URLParam(r, "contact"))
+	if err == nil {
 		u.flashRedirect(w, r, guardsPath(r), "ok", "Circuit breaker reset: the contact's events flow again. Its held dead letters wait for you.")
-	case res.Status < 500:
-		u.flashRedirect(w, r, guardsPath(r), "error", capitalize(res.Error))
-	default:
-		u.serverError(w, r, errors.New("ui: reset breaker: "+res.Error))
+		return
 	}
+	if _, msg, ok := guardRefusal(err); ok {
+		u.flashRedirect(w, r, guardsPath(r), "error", capitalize(msg))
+		return
+	}
+	u.serverError(w, r, fmt.Errorf("ui: reset breaker: %w", err))
 }
 
 // SaveSourceFilters replaces a source's filter rules after compiling them.
@@ -288,7 +313,7 @@ func (u *UI) SaveSourceFilters(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = r.ParseForm()
-	names, exprs, actions := r.PostForm["rule_name"], r.PostForm["rule_expr"], r.PostForm["rule_action"]
+	names, exprs, kinds := r.PostForm["rule_name"], r.PostForm["rule_expr"], r.PostForm["rule_action"]
 	var typed []views.FilterRule
 	rules := []filter.Rule{}
 	for i := range min(len(exprs), maxRuleRows) {
@@ -296,8 +321,8 @@ func (u *UI) SaveSourceFilters(w http.ResponseWriter, r *http.Request) {
 		if i < len(names) {
 			rule.Name = strings.TrimSpace(names[i])
 		}
-		if i < len(actions) {
-			rule.Action = actions[i]
+		if i < len(kinds) {
+			rule.Action = kinds[i]
 		}
 		if rule.Expr == "" {
 			continue
@@ -309,9 +334,9 @@ func (u *UI) SaveSourceFilters(w http.ResponseWriter, r *http.Request) {
 		rules = append(rules, filter.Rule{Name: rule.Name, Expr: rule.Expr, Action: rule.Action})
 	}
 	f := guardForms{filters: map[int64][]views.FilterRule{src.ID: typed}}
-	res := u.viaAPI(r, u.Guards.PutSourceFilters, http.MethodPut, map[string]any{"rules": rules})
+	_, err := u.Guards.actions().PutSourceFilters(r.Context(), actor(r), src, rules)
 	key := "filters-" + strconv.FormatInt(src.ID, 10)
-	if u.guardFailed(w, r, res, f, key, func(string) string { return "form" }) {
+	if u.guardFailed(w, r, err, f, key, func(string) string { return "form" }) {
 		return
 	}
 	u.flashRedirect(w, r, guardsPath(r), "ok", "Filters of "+src.Name+" saved ("+strconv.Itoa(len(rules))+" rule(s)).")
@@ -321,9 +346,9 @@ func (u *UI) SaveSourceFilters(w http.ResponseWriter, r *http.Request) {
 func (u *UI) CreateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 	form := views.SilenceForm{SourceID: r.PostFormValue("source_id"), Metric: r.PostFormValue("metric"), Rule: r.PostFormValue("rule"),
 		ThresholdMinutes: strings.TrimSpace(r.PostFormValue("threshold_minutes")), ReminderMinutes: strings.TrimSpace(r.PostFormValue("reminder_minutes"))}
-	body := map[string]any{"metric": form.Metric}
+	in := actions.SilenceInput{Metric: form.Metric}
 	if form.Rule != "" && form.Metric != models.SilenceCRMWrite {
-		body["rule"] = form.Rule
+		in.Rule = form.Rule
 	}
 	errs := views.FieldErrors{}
 	if form.SourceID != "" {
@@ -331,18 +356,21 @@ func (u *UI) CreateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			errs["source_id"] = "Pick a source or the whole workspace."
 		}
-		body["source_id"] = id
+		in.SourceID = &id
 	}
-	for key, raw := range map[string]string{"threshold_minutes": form.ThresholdMinutes, "reminder_minutes": form.ReminderMinutes} {
-		if raw == "" {
+	for _, n := range []struct {
+		key, raw string
+		dst      *int
+	}{{"threshold_minutes", form.ThresholdMinutes, &in.ThresholdSeconds}, {"reminder_minutes", form.ReminderMinutes, &in.ReminderSeconds}} {
+		if n.raw == "" {
 			continue
 		}
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 {
-			errs[key] = "Enter a whole number of minutes."
+		v, err := strconv.Atoi(n.raw)
+		if err != nil || v < 1 {
+			errs[n.key] = "Enter a whole number of minutes."
 			continue
 		}
-		body[strings.Replace(key, "_minutes", "_seconds", 1)] = n * 60
+		*n.dst = v * 60
 	}
 	f := guardForms{alarm: form}
 	if errs.Any() {
@@ -350,8 +378,8 @@ func (u *UI) CreateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 		u.guardsPage(w, r, http.StatusUnprocessableEntity, f)
 		return
 	}
-	res := u.viaAPI(r, u.Guards.CreateSilenceAlarm, http.MethodPost, body)
-	if u.guardFailed(w, r, res, f, "silence", func(s string) string {
+	_, err := u.Guards.actions().CreateSilenceAlarm(r.Context(), workspaceFrom(r), actor(r), in)
+	if u.guardFailed(w, r, err, f, "silence", func(s string) string {
 		switch s {
 		case "source_id", "metric", "rule":
 			return s
@@ -368,7 +396,7 @@ func (u *UI) CreateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 }
 
 // UpdateSilenceAlarmUI edits a silence alarm's threshold, reminder and
-// switch in place, through the API's update (the rest of its configuration is kept).
+// switch in place (the rest of its configuration is kept).
 func (u *UI) UpdateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil {
@@ -385,11 +413,14 @@ func (u *UI) UpdateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := "silence-" + strconv.FormatInt(id, 10)
-	body := map[string]any{"source_id": cur.SourceID, "metric": cur.Metric, "rule": cur.Rule, "threshold_seconds": cur.ThresholdSeconds,
-		"reminder_seconds": cur.ReminderSeconds, "business_hours": cur.BusinessHours, "min_daily_volume": cur.MinDailyVolume,
-		"enabled": r.PostFormValue("enabled") == "true"}
+	enabled := r.PostFormValue("enabled") == "true"
+	in := actions.SilenceInput{SourceID: cur.SourceID, Metric: cur.Metric, Rule: cur.Rule, ThresholdSeconds: cur.ThresholdSeconds,
+		ReminderSeconds: cur.ReminderSeconds, MinDailyVolume: cur.MinDailyVolume, Enabled: &enabled}
 	errs := views.FieldErrors{}
-	for _, n := range []struct{ form, api string }{{"threshold_minutes", "threshold_seconds"}, {"reminder_minutes", "reminder_seconds"}} {
+	for _, n := range []struct {
+		form string
+		dst  *int
+	}{{"threshold_minutes", &in.ThresholdSeconds}, {"reminder_minutes", &in.ReminderSeconds}} {
 		raw := strings.TrimSpace(r.PostFormValue(n.form))
 		if raw == "" {
 			continue
@@ -399,17 +430,20 @@ func (u *UI) UpdateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 			errs[n.form] = "Enter a whole number of minutes."
 			continue
 		}
-		body[n.api] = v * 60
-	}
-	if len(cur.BusinessHours) == 0 {
-		delete(body, "business_hours")
+		*n.dst = v * 60
 	}
 	if errs.Any() {
 		u.guardsAnswer(w, r, http.StatusUnprocessableEntity, guardForms{errs: map[string]views.FieldErrors{key: errs}}, "silence")
 		return
 	}
-	res := u.viaAPI(r, u.Guards.UpdateSilenceAlarm, http.MethodPut, body)
-	if u.guardFailed(w, r, res, guardForms{}, key, func(s string) string { return orDefault(strings.Replace(s, "_seconds", "_minutes", 1), "form") }) {
+	if len(cur.BusinessHours) > 0 {
+		if err := json.Unmarshal(cur.BusinessHours, &in.BusinessHours); err != nil {
+			u.serverError(w, r, fmt.Errorf("ui: read the business hours of silence alarm %d: %w", id, err))
+			return
+		}
+	}
+	_, err = u.Guards.actions().UpdateSilenceAlarm(r.Context(), workspaceFrom(r), actor(r), id, in)
+	if u.guardFailed(w, r, err, guardForms{}, key, func(s string) string { return orDefault(strings.Replace(s, "_seconds", "_minutes", 1), "form") }) {
 		return
 	}
 	u.guardsAnswer(w, r, http.StatusOK, guardForms{saved: map[string]string{key: "Silence alarm saved."}}, "silence")
@@ -417,14 +451,19 @@ func (u *UI) UpdateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 
 // DeleteSilenceAlarmUI removes a silence alarm.
 func (u *UI) DeleteSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
-	res := u.viaAPI(r, u.Guards.DeleteSilenceAlarm, http.MethodDelete, nil)
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
+		u.NotFound(w, r)
+		return
+	}
+	err = u.Guards.actions().DeleteSilenceAlarm(r.Context(), workspaceFrom(r), actor(r), id)
 	switch {
-	case res.OK():
+	case err == nil:
 		u.flashRedirect(w, r, guardsPath(r), "ok", "Silence alarm deleted.")
-	case res.Status == http.StatusNotFound:
+	case errors.Is(err, actions.ErrNotFound):
 		u.NotFound(w, r)
 	default:
-		u.serverError(w, r, errors.New("ui: delete silence alarm: "+res.Error))
+		u.serverError(w, r, fmt.Errorf("ui: delete silence alarm: %w", err))
 	}
 }
 
@@ -451,9 +490,9 @@ func (u *UI) CreateAlertChannelUI(w http.ResponseWriter, r *http.Request) {
 		sec.Password = secret
 		cfg.To = splitList(form.To)
 	}
-	body := channelInput{Name: form.Name, Kind: form.Kind, MinSeverity: form.MinSeverity, Config: cfg, Secrets: sec}
-	res := u.viaAPI(r, u.Guards.CreateAlertChannel, http.MethodPost, body)
-	if u.guardFailed(w, r, res, guardForms{channel: form}, "channel", channelField) {
+	in := actions.ChannelInput{Name: form.Name, Kind: form.Kind, MinSeverity: form.MinSeverity, Config: cfg, Secrets: sec}
+	_, err := u.Guards.actions().CreateAlertChannel(r.Context(), workspaceFrom(r), actor(r), in)
+	if u.guardFailed(w, r, err, guardForms{channel: form}, "channel", channelField) {
 		return
 	}
 	u.flashRedirect(w, r, guardsPath(r), "ok", "Alert channel "+form.Name+" added. Send a test to check it.")
@@ -486,28 +525,39 @@ func channelField(f string) string {
 
 // TestAlertChannelUI sends a test alert and says how it went.
 func (u *UI) TestAlertChannelUI(w http.ResponseWriter, r *http.Request) {
-	res := u.viaAPI(r, u.Guards.TestAlertChannel, http.MethodPost, nil)
-	switch {
-	case res.OK():
-		u.flashRedirect(w, r, guardsPath(r), "ok", "Test alert sent.")
-	case res.Status == http.StatusNotFound:
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
 		u.NotFound(w, r)
-	case res.Status == http.StatusBadGateway:
-		u.flashRedirect(w, r, guardsPath(r), "error", "The test alert failed: "+res.Error)
+		return
+	}
+	err = u.Guards.actions().TestAlertChannel(r.Context(), workspaceFrom(r), id)
+	var failed *actions.UpstreamError
+	switch {
+	case err == nil:
+		u.flashRedirect(w, r, guardsPath(r), "ok", "Test alert sent.")
+	case errors.Is(err, actions.ErrNotFound):
+		u.NotFound(w, r)
+	case errors.As(err, &failed):
+		u.flashRedirect(w, r, guardsPath(r), "error", "The test alert failed: "+failed.Message)
 	default:
-		u.serverError(w, r, errors.New("ui: test alert channel: "+strconv.Itoa(res.Status)+" "+res.Error))
+		u.serverError(w, r, fmt.Errorf("ui: test alert channel: %w", err))
 	}
 }
 
 // DeleteAlertChannelUI removes an alert channel.
 func (u *UI) DeleteAlertChannelUI(w http.ResponseWriter, r *http.Request) {
-	res := u.viaAPI(r, u.Guards.DeleteAlertChannel, http.MethodDelete, nil)
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
+		u.NotFound(w, r)
+		return
+	}
+	err = u.Guards.actions().DeleteAlertChannel(r.Context(), workspaceFrom(r), actor(r), id)
 	switch {
-	case res.OK():
+	case err == nil:
 		u.flashRedirect(w, r, guardsPath(r), "ok", "Alert channel deleted.")
-	case res.Status == http.StatusNotFound:
+	case errors.Is(err, actions.ErrNotFound):
 		u.NotFound(w, r)
 	default:
-		u.serverError(w, r, errors.New("ui: delete alert channel: "+res.Error))
+		u.serverError(w, r, fmt.Errorf("ui: delete alert channel: %w", err))
 	}
 }

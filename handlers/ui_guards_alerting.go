@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/guards/alarm"
 	"github.com/leadgate/leadgate/internal/principal"
 	"github.com/leadgate/leadgate/models"
@@ -87,7 +88,7 @@ func roundedDuration(d time.Duration) string {
 	return strconv.Itoa(days) + " d " + strconv.Itoa(h) + " h"
 }
 
-// SaveHealthAlarmUI sets one health metric's threshold and switch through the API's handler.
+// SaveHealthAlarmUI sets one health metric's threshold and switch.
 func (u *UI) SaveHealthAlarmUI(w http.ResponseWriter, r *http.Request) {
 	metric, ok := alarm.HealthMetricByName(chi.URLParam(r, "metric"))
 	if !ok {
@@ -97,7 +98,8 @@ func (u *UI) SaveHealthAlarmUI(w http.ResponseWriter, r *http.Request) {
 	typed := views.HealthAlarmRow{Threshold: strings.TrimSpace(r.PostFormValue("threshold")), Enabled: r.PostFormValue("enabled") == "true"}
 	f := guardForms{health: map[string]views.HealthAlarmRow{metric.Name: typed}}
 	key := "health-" + metric.Name
-	body := map[string]any{"enabled": typed.Enabled}
+	enabled := typed.Enabled
+	in := actions.HealthInput{Enabled: &enabled}
 	if typed.Threshold != "" {
 		n, err := strconv.ParseFloat(typed.Threshold, 64)
 		if err != nil {
@@ -105,10 +107,10 @@ func (u *UI) SaveHealthAlarmUI(w http.ResponseWriter, r *http.Request) {
 			u.guardsAnswer(w, r, http.StatusUnprocessableEntity, f, "health")
 			return
 		}
-		body["threshold"] = n
+		in.Threshold = &n
 	}
-	res := u.viaAPI(r, u.Guards.PutHealthAlarm, http.MethodPut, body)
-	if u.guardFailed(w, r, res, f, key, func(s string) string {
+	_, err := u.Guards.actions().PutHealthAlarm(r.Context(), workspaceFrom(r), actor(r), metric, in)
+	if u.guardFailed(w, r, err, f, key, func(s string) string {
 		if s == "threshold" {
 			return s
 		}
@@ -128,8 +130,8 @@ func (u *UI) SaveAlertingSettingsUI(w http.ResponseWriter, r *http.Request) {
 	form := views.AlertingForm{HeartbeatURL: strings.TrimSpace(r.PostFormValue("heartbeat_url")), AllowedHosts: strings.TrimSpace(r.PostFormValue("allowed_hosts"))}
 	hosts := strings.FieldsFunc(form.AllowedHosts, func(c rune) bool { return c == '\n' || c == '\r' || c == ',' || c == ' ' || c == '\t' })
 	in := models.AlertingSettings{HeartbeatURL: form.HeartbeatURL, AllowedHosts: append([]string{}, hosts...)}
-	res := u.viaAPI(r, u.Guards.PutAlertingSettings, http.MethodPut, in)
-	if u.guardFailed(w, r, res, guardForms{alerting: &form}, "alerting", func(s string) string {
+	_, err := u.Guards.actions().PutAlertingSettings(r.Context(), workspaceFrom(r), actor(r), in)
+	if u.guardFailed(w, r, err, guardForms{alerting: &form}, "alerting", func(s string) string {
 		head, _, _ := strings.Cut(s, "[")
 		if head == "heartbeat_url" || head == "allowed_hosts" {
 			return head
