@@ -5,19 +5,15 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/crm/sandbox"
-	"github.com/leadgate/leadgate/crm/syncer"
 	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/models"
 )
-
-// onboardingTimeout bounds test-connection, discovery and loop-field calls.
-const onboardingTimeout = 25 * time.Second
 
 // crmError answers a CRM failure during onboarding: 502 with the CRM's classified message.
 func crmError(w http.ResponseWriter, err error) {
@@ -34,12 +30,27 @@ func crmError(w http.ResponseWriter, err error) {
 	writeJSON(w, http.StatusBadGateway, map[string]any{"error": err.Error()})
 }
 
+// onboardingError answers an onboarding action's error; a CRM's failure and fields it cannot create keep
+// their richer bodies (the CRM's class and status; the loop-field check), which the generic mapping lacks.
+func (h *Destinations) onboardingError(w http.ResponseWriter, r *http.Request, err error) {
+	var crmErr *actions.DestinationCRMError
+	var fieldsErr *actions.DestinationFieldsError
+	switch {
+	case errors.As(err, &crmErr):
+		crmError(w, crmErr.Err)
+	case errors.As(err, &fieldsErr):
+		writeJSON(w, http.StatusConflict, map[string]any{"error": fieldsErr.Message, "loop": fieldsErr.Loop})
+	default:
+		writeActionError(h.Log, w, r, err)
+	}
+}
+
 func (h *Destinations) adapter(w http.ResponseWriter, r *http.Request) (models.Destination, crm.Destination, context.Context, context.CancelFunc, bool) {
 	d, ok := h.load(w, r)
 	if !ok {
 		return d, nil, nil, nil, false
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), onboardingTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), actions.OnboardingTimeout)
 	a, err := h.Connector.Adapter(ctx, d)
 	if err != nil {
 		cancel()
@@ -54,14 +65,13 @@ func (h *Destinations) adapter(w http.ResponseWriter, r *http.Request) (models.D
 // POST .../loop-fields {"create":true} creates some of the missing pieces), or 502 with the CRM's answer
 // when the read is refused.
 func (h *Destinations) TestConnection(w http.ResponseWriter, r *http.Request) {
-	_, a, ctx, cancel, ok := h.adapter(w, r)
+	d, ok := h.load(w, r)
 	if !ok {
 		return
 	}
-	defer cancel()
-	rep, err := syncer.CheckDestinationSetup(ctx, a)
+	rep, err := h.act().TestConnection(r.Context(), d)
 	if err != nil {
-		crmError(w, err)
+		h.onboardingError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": rep.Connected, "setup_complete": rep.Complete(), "missing": rep.Missing, "can_create": rep.CanCreate})
@@ -93,46 +103,17 @@ func (h *Destinations) LoopFields(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decodeJSON(w, r, &in) {
 		return
 	}
-	d, a, ctx, cancel, ok := h.adapter(w, r)
+	d, ok := h.load(w, r)
 	if !ok {
 		return
 	}
-	defer cancel()
-	disc, err := a.Discover(ctx)
+	res, err := h.act().LoopFields(r.Context(), d, actor(r), in.Create)
 	if err != nil {
-		crmError(w, err)
+		h.onboardingError(w, r, err)
 		return
 	}
-	loop := disc.Loop
-	loopMissing := !loop.LoopFieldFound || !loop.SyncFieldFound
-	_, setupCreator := a.(crm.SetupFieldCreator)
-	create := in.Create && (loopMissing || setupCreator)
-	if create && !setupCreator && !loop.CanCreate {
-		writeJSON(w, http.StatusConflict, map[string]any{"error": syncer.ErrCannotCreateFields.Error(), "loop": loop})
-		return
-	}
-	fix, err := syncer.FixDestinationSetup(ctx, h.Store, d, a, actor(r), create)
-	switch {
-	case errors.Is(err, syncer.ErrCannotCreateFields):
-		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "loop": loop})
-		return
-	case err != nil:
-		crmError(w, err)
-		return
-	}
-	if len(fix.Created) > 0 {
-		h.Connector.Forget(d.ID) // field ids are cached by the adapter
-		if disc, err = a.Discover(ctx); err != nil {
-			crmError(w, err)
-			return
-		}
-		loop = disc.Loop
-	}
-	if fix.Resumed && h.Sync != nil {
-		_ = h.Sync.Kick(r.Context()) // held work drains now
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"loop": loop, "created": len(fix.Created) > 0, "created_fields": fix.Created,
-		"missing": fix.Report.Missing, "resumed": fix.Resumed})
+	writeJSON(w, http.StatusOK, map[string]any{"loop": res.Loop, "created": len(res.Created) > 0, "created_fields": res.Created,
+		"missing": res.Missing, "resumed": res.Resumed})
 }
 
 // StartImport answers 202 {"import_id"}; the import runs as a task (GET .../imports/{import} for progress).

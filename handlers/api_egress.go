@@ -1,21 +1,9 @@
 package handlers
 
-import "github.com/leadgate/leadgate/internal/egress"
+import "github.com/leadgate/leadgate/actions"
 
-// egressRefusal is why a URL an editor saves (a destination's or hydration provider's base_url, the
-// side-effect webhook) would be refused by the SSRF guard when dialed: a literal private, loopback,
-// link-local or metadata address, or localhost, that LEADGATE_EGRESS_ALLOWED_HOSTS does not allow. ""
-// when it is fine here; a host name is checked again on every connection, after DNS.
+// egressRefusal is why the SSRF guard would refuse raw when dialed ("" when it is fine here); the
+// destination actions check their base_url the same way.
 func (h *Destinations) egressRefusal(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	g := h.Egress
-	if g == nil {
-		g = egress.Outbound(nil)
-	}
-	if _, err := g.CheckURL(raw); err != nil {
-		return err.Error()
-	}
-	return ""
+	return actions.EgressRefusal(h.Egress, raw)
 }

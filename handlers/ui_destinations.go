@@ -1,15 +1,17 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/views"
@@ -61,64 +63,67 @@ func (u *UI) destinationRow(r *http.Request, d models.Destination) (views.Destin
 		LastSyncAt: st.LastSyncAt, LastError: st.LastError}, nil
 }
 
-// destinationBody turns the form into the API's JSON input; an empty token
-// means "keep the stored one" and is left out.
-func destinationBody(r *http.Request, editing bool) (views.DestinationForm, map[string]any, views.FieldErrors) {
+// destinationBody turns the form into the destination action's input; an empty token means "keep the
+// stored one" and is left out.
+func destinationBody(r *http.Request, editing bool) (views.DestinationForm, actions.DestinationInput, views.FieldErrors) {
 	f := views.DestinationForm{Name: strings.TrimSpace(r.PostFormValue("name")), Kind: r.PostFormValue("kind"),
 		BaseURL: strings.TrimSpace(r.PostFormValue("base_url")), StageField: strings.TrimSpace(r.PostFormValue("stage_field")),
 		LocationID: strings.TrimSpace(r.PostFormValue("location_id")), RateLimitRPS: strings.TrimSpace(r.PostFormValue("rate_limit_rps")),
 		BatchSize: strings.TrimSpace(r.PostFormValue("batch_size")), Automations: strings.TrimSpace(r.PostFormValue("automations"))}
-	body := map[string]any{"name": f.Name, "base_url": f.BaseURL, "stage_field": f.StageField, "location_id": f.LocationID}
+	text := func(v string) *string { return &v }
+	in := actions.DestinationInput{Name: text(f.Name), BaseURL: text(f.BaseURL), StageField: text(f.StageField), LocationID: text(f.LocationID)}
 	if f.Automations != "" {
-		body["automations"] = f.Automations
+		in.Automations = text(f.Automations)
 	}
 	if !editing {
-		body["kind"] = f.Kind
+		in.Kind = text(f.Kind)
 	}
 	if token := strings.TrimSpace(r.PostFormValue("api_token")); token != "" {
-		body["api_token"] = token
+		in.APIToken = text(token)
 	}
 	errs := views.FieldErrors{}
-	for key, raw := range map[string]string{"rate_limit_rps": f.RateLimitRPS, "batch_size": f.BatchSize} {
-		if raw == "" {
-			continue
-		}
-		n, err := strconv.Atoi(raw)
-		if err != nil {
-			errs[key] = "Enter a whole number."
-			continue
-		}
-		body[key] = n
-	}
-	return f, body, errs
+	in.RateLimitRPS = destinationFormInt(errs, "rate_limit_rps", f.RateLimitRPS)
+	in.BatchSize = destinationFormInt(errs, "batch_size", f.BatchSize)
+	return f, in, errs
 }
 
-// CreateDestination validates and stores a destination through the API's
-// handler (sealed token, audit in the same transaction).
+// destinationFormInt reads a whole-number input; empty leaves the setting as it is (nil), anything else
+// not a number is refused in errs under key.
+func destinationFormInt(errs views.FieldErrors, key, raw string) *int {
+	if raw == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		errs[key] = "Enter a whole number."
+		return nil
+	}
+	return &n
+}
+
+// CreateDestination validates and stores a destination through the destination action (sealed token,
+// audit in the same transaction), as the API does.
 func (u *UI) CreateDestination(w http.ResponseWriter, r *http.Request) {
 	if u.Destinations == nil {
 		u.NotFound(w, r)
 		return
 	}
-	form, body, errs := destinationBody(r, false)
+	form, in, errs := destinationBody(r, false)
 	if errs.Any() {
 		u.destinationsPage(w, r, http.StatusUnprocessableEntity, form, errs)
 		return
 	}
-	res := u.viaAPI(r, u.Destinations.CreateDestination, http.MethodPost, body)
-	if res.Status == http.StatusBadRequest {
-		u.destinationsPage(w, r, http.StatusUnprocessableEntity, form, views.FieldErrors{destinationField(res.Field): capitalize(res.Error)})
+	id, err := u.Destinations.act().CreateDestination(r.Context(), workspaceFrom(r).ID, actor(r), in)
+	var invalid *actions.FieldError
+	if errors.As(err, &invalid) {
+		u.destinationsPage(w, r, http.StatusUnprocessableEntity, form, views.FieldErrors{destinationField(invalid.Field): capitalize(invalid.Message)})
 		return
 	}
-	if !res.OK() {
-		u.serverError(w, r, errors.New("ui: create destination: "+strconv.Itoa(res.Status)+" "+res.Error))
+	if err != nil {
+		u.serverError(w, r, fmt.Errorf("ui: create destination: %w", err))
 		return
 	}
-	var out struct {
-		ID int64 `json:"id"`
-	}
-	_ = json.Unmarshal(res.Body, &out)
-	u.flashRedirect(w, r, "/w/"+workspaceFrom(r).Slug+"/destinations/"+strconv.FormatInt(out.ID, 10), "ok",
+	u.flashRedirect(w, r, "/w/"+workspaceFrom(r).Slug+"/destinations/"+strconv.FormatInt(id, 10), "ok",
 		"Destination "+form.Name+" added. Test the connection to check the token.")
 }
 
@@ -186,19 +191,20 @@ func (u *UI) UpdateDestinationUI(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	form, body, errs := destinationBody(r, true)
+	form, in, errs := destinationBody(r, true)
 	form.Kind = d.Kind
 	if errs.Any() {
 		u.destinationPage(w, r, http.StatusUnprocessableEntity, d, &form, errs)
 		return
 	}
-	res := u.viaAPI(r, u.Destinations.UpdateDestination, http.MethodPatch, body)
-	if res.Status == http.StatusBadRequest {
-		u.destinationPage(w, r, http.StatusUnprocessableEntity, d, &form, views.FieldErrors{destinationField(res.Field): capitalize(res.Error)})
+	_, err := u.Destinations.act().UpdateDestination(r.Context(), d, actor(r), in)
+	var invalid *actions.FieldError
+	if errors.As(err, &invalid) {
+		u.destinationPage(w, r, http.StatusUnprocessableEntity, d, &form, views.FieldErrors{destinationField(invalid.Field): capitalize(invalid.Message)})
 		return
 	}
-	if !res.OK() {
-		u.serverError(w, r, errors.New("ui: update destination: "+strconv.Itoa(res.Status)+" "+res.Error))
+	if err != nil {
+		u.serverError(w, r, fmt.Errorf("ui: update destination: %w", err))
 		return
 	}
 	u.flashRedirect(w, r, destinationPath(r, d.ID), "ok", "Destination saved.")
@@ -211,9 +217,8 @@ func (u *UI) SetDestinationPaused(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	paused := r.PostFormValue("paused") == "true"
-	res := u.viaAPI(r, u.Destinations.UpdateDestination, http.MethodPatch, map[string]bool{"paused": paused})
-	if !res.OK() {
-		u.serverError(w, r, errors.New("ui: pause destination: "+strconv.Itoa(res.Status)+" "+res.Error))
+	if _, err := u.Destinations.act().UpdateDestination(r.Context(), d, actor(r), actions.DestinationInput{Paused: &paused}); err != nil {
+		u.serverError(w, r, fmt.Errorf("ui: pause destination: %w", err))
 		return
 	}
 	msg := "Destination resumed: held work drains now."
@@ -223,73 +228,87 @@ func (u *UI) SetDestinationPaused(w http.ResponseWriter, r *http.Request) {
 	u.flashRedirect(w, r, destinationPath(r, d.ID), "ok", msg)
 }
 
+// destinationFailure is how an onboarding action's error reads in a flash, with the HTTP status the API
+// answers it with: the typed errors' own message, and for any other error the API's generic 500 text
+// (the error itself is logged, never shown).
+func (u *UI) destinationFailure(r *http.Request, err error) (status int, msg string) {
+	var crmErr *actions.DestinationCRMError
+	var fieldsErr *actions.DestinationFieldsError
+	var invalid *actions.FieldError
+	var missing *actions.NotFoundError
+	var conflict *actions.ConflictError
+	var upstream *actions.UpstreamError
+	switch {
+	case errors.As(err, &crmErr):
+		return http.StatusBadGateway, crmErr.Error()
+	case errors.As(err, &fieldsErr):
+		return http.StatusConflict, fieldsErr.Message
+	case errors.As(err, &invalid):
+		return http.StatusBadRequest, invalid.Message
+	case errors.As(err, &missing):
+		return http.StatusNotFound, missing.Message
+	case errors.As(err, &conflict):
+		return http.StatusConflict, conflict.Message
+	case errors.As(err, &upstream):
+		return http.StatusBadGateway, upstream.Message
+	}
+	id := middleware.GetReqID(r.Context())
+	u.Log.Error("ui destination action failed", "method", r.Method, "path", r.URL.Path, "request_id", id, "err", err)
+	return http.StatusInternalServerError, "internal error (request " + id + ")"
+}
+
 // TestDestination makes one read call with the stored credentials and lists every piece of the setup
-// the account lacks (the API's test-connection answer).
+// the account lacks (the test-connection action the API runs too).
 func (u *UI) TestDestination(w http.ResponseWriter, r *http.Request) {
 	d, ok := u.loadDestination(w, r)
 	if !ok {
 		return
 	}
-	res := u.viaAPI(r, u.Destinations.TestConnection, http.MethodPost, nil)
-	if !res.OK() {
-		msg := res.Error
+	rep, err := u.Destinations.act().TestConnection(r.Context(), d)
+	if err != nil {
+		status, msg := u.destinationFailure(r, err)
 		if msg == "" {
-			msg = "no answer (HTTP " + strconv.Itoa(res.Status) + ")"
+			msg = "no answer (HTTP " + strconv.Itoa(status) + ")"
 		}
 		u.flashRedirect(w, r, destinationPath(r, d.ID), "error", "Connection failed: "+msg)
 		return
 	}
-	var out struct {
-		Complete  bool `json:"setup_complete"`
-		CanCreate bool `json:"can_create"`
-		Missing   []struct {
-			Message string `json:"message"`
-		} `json:"missing"`
-	}
-	_ = json.Unmarshal(res.Body, &out)
-	if out.Complete || len(out.Missing) == 0 {
+	if rep.Complete() || len(rep.Missing) == 0 {
 		u.flashRedirect(w, r, destinationPath(r, d.ID), "ok", "Connection works: "+d.Name+" answered with the stored token.")
 		return
 	}
 	var parts []string
-	for i, m := range out.Missing {
+	for i, m := range rep.Missing {
 		parts = append(parts, strconv.Itoa(i+1)+") "+m.Message)
 	}
 	msg := "Connection works, but the setup is incomplete: " + strings.Join(parts, " ")
-	if out.CanCreate {
+	if rep.CanCreate {
 		msg += " Use “Create missing fields” to let leadgate create the loop-breaker and stage fields."
 	}
 	u.flashRedirect(w, r, destinationPath(r, d.ID), "error", msg)
 }
 
-// CreateSetupFields creates the loop-breaker and stage fields the account lacks (the API's loop-fields
-// action with create), which resumes a destination paused for them.
+// CreateSetupFields creates the loop-breaker and stage fields the account lacks (the loop-fields action
+// with create), which resumes a destination paused for them.
 func (u *UI) CreateSetupFields(w http.ResponseWriter, r *http.Request) {
 	d, ok := u.loadDestination(w, r)
 	if !ok {
 		return
 	}
-	res := u.viaAPI(r, u.Destinations.LoopFields, http.MethodPost, map[string]bool{"create": true})
-	if !res.OK() {
-		u.flashRedirect(w, r, destinationPath(r, d.ID), "error", "Fields not created: "+cmpOrStr(res.Error, "HTTP "+strconv.Itoa(res.Status)))
+	res, err := u.Destinations.act().LoopFields(r.Context(), d, actor(r), true)
+	if err != nil {
+		status, msg := u.destinationFailure(r, err)
+		u.flashRedirect(w, r, destinationPath(r, d.ID), "error", "Fields not created: "+cmpOrStr(msg, "HTTP "+strconv.Itoa(status)))
 		return
 	}
-	var out struct {
-		Created []string `json:"created_fields"`
-		Resumed bool     `json:"resumed"`
-		Missing []struct {
-			Message string `json:"message"`
-		} `json:"missing"`
-	}
-	_ = json.Unmarshal(res.Body, &out)
 	msg := "Nothing to create."
-	if len(out.Created) > 0 {
-		msg = "Created " + strings.Join(out.Created, ", ") + "."
+	if len(res.Created) > 0 {
+		msg = "Created " + strings.Join(res.Created, ", ") + "."
 	}
-	if out.Resumed {
+	if res.Resumed {
 		msg += " The destination resumed: held work drains now."
 	}
-	for _, m := range out.Missing {
+	for _, m := range res.Missing {
 		msg += " Still missing: " + m.Message + "."
 	}
 	u.flashRedirect(w, r, destinationPath(r, d.ID), "ok", msg)
