@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/leadgate/leadgate/actions"
-	"github.com/leadgate/leadgate/models"
 )
 
 // ExportContact answers everything held about one contact (audited).
@@ -13,15 +12,7 @@ func (a *API) ExportContact(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var x models.ContactExport
-	err := a.Store.Tx(r.Context(), func(tx *models.Store) error {
-		var err error
-		if x, err = tx.ContactExportAll(r.Context(), c); err != nil {
-			return err
-		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: c.WorkspaceID, Actor: actor(r), Action: "contact.export",
-			SubjectType: "contact_privacy", SubjectID: c.ID, After: map[string]int{"events": len(x.Events), "observations": len(x.Observations)}})
-	})
+	x, err := a.contactActions().Export(r.Context(), actor(r), c)
 	if err != nil {
 		serverError(a.Log, w, r, err)
 		return

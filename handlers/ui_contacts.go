@@ -406,14 +406,21 @@ func contactPath(r *http.Request, id string) string {
 	return "/w/" + workspaceFrom(r).Slug + "/contacts/" + id
 }
 
-// ExportContactUI downloads everything held about the contact as JSON; the
-// API's handler does the work, so the export is audited the same way.
+// ExportContactUI downloads everything held about the contact as JSON, through the same audited action
+// as the API's export.
 func (u *UI) ExportContactUI(w http.ResponseWriter, r *http.Request) {
-	if _, ok := u.loadUIContact(w, r); !ok {
+	c, ok := u.loadUIContact(w, r)
+	if !ok {
+		return
+	}
+	x, err := u.contactActions().Export(r.Context(), actor(r), c)
+	if err != nil {
+		u.serverError(w, r, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	u.api().ExportContact(w, r)
+	w.Header().Set("Content-Disposition", `attachment; filename="contact-`+c.ID+`.json"`)
+	writeJSON(w, http.StatusOK, x)
 }
 
 // contactActions is the privacy actions over the UI's store and erase hooks, the same the API runs.
