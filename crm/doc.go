@@ -20,5 +20,8 @@
 // "Rate limit exceeded"), Transient (5xx, 423, timeouts, network), Auth (401/402/403), Invalid (400/422
 // validation, a missing mapped field) and NotFound (a remote id that no longer exists).
 //
+// NewReader reads a CRM's existing contacts for the initial import and the drift check, through the
+// adapter's client, so a read fails with the same *Error a write would.
+//
 // Rate limiting across replicas lives in crm/ratelimit; fake CRM servers for tests live in crm/crmfake.
 package crm

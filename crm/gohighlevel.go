@@ -47,10 +47,15 @@ func newGoHighLevel(cfg Config) (*goHighLevel, error) {
 	if cfg.StageMode == StageModeDeal && (cfg.Pipeline == "" || len(cfg.StageMap) == 0) {
 		return nil, invalidf("gohighlevel: deal mode needs a pipeline id and a stage map to pipeline stage ids")
 	}
+	return &goHighLevel{cfg: cfg, api: &apiClient{http: cfg.HTTPClient, base: base, header: ghlHeader(cfg.APIToken)}}, nil
+}
+
+// ghlHeader authenticates a request: a Bearer token and the API version every v2 endpoint requires.
+func ghlHeader(token string) http.Header {
 	h := http.Header{}
-	h.Set("Authorization", "Bearer "+cfg.APIToken)
+	h.Set("Authorization", "Bearer "+token)
 	h.Set("Version", ghlVersion)
-	return &goHighLevel{cfg: cfg, api: &apiClient{http: cfg.HTTPClient, base: base, header: h}}, nil
+	return h
 }
 
 func (g *goHighLevel) Kind() string  { return KindGoHighLevel }

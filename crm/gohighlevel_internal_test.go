@@ -26,7 +26,7 @@ func FuzzGHLMultiValue(f *testing.F) {
 				t.Fatalf("splitMulti(%q) holds option %q", v, o)
 			}
 		}
-		if got := GHLFieldValue("MULTIPLE_OPTIONS", toAny(opts)); got != strings.Join(opts, ";") {
+		if got := ghlFieldValue("MULTIPLE_OPTIONS", toAny(opts)); got != strings.Join(opts, ";") {
 			t.Fatalf("read back %q, want %q", got, strings.Join(opts, ";"))
 		}
 	})

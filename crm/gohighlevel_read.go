@@ -163,7 +163,7 @@ func (g *goHighLevel) remote(c ghlContact, fields map[string]ghlField) ghlRemote
 	if c.CustomFields != nil {
 		for _, cf := range *c.CustomFields {
 			for _, ref := range byID[cf.ID] {
-				r.values[ref] = GHLFieldValue(fields[ref].DataType, cf.Value)
+				r.values[ref] = ghlFieldValue(fields[ref].DataType, cf.Value)
 			}
 		}
 	}
@@ -191,10 +191,10 @@ func GHLCustomValue(v any) string {
 	}
 }
 
-// GHLFieldValue renders the value of a custom field of the given dataType as leadgate writes and compares
+// ghlFieldValue renders the value of a custom field of the given dataType as leadgate writes and compares
 // it: GHLCustomValue, with the options of a multi-valued field (CHECKBOX, MULTIPLE_OPTIONS) as a sorted
 // set, since GHL keeps no order leadgate could rely on.
-func GHLFieldValue(dataType string, v any) string {
+func ghlFieldValue(dataType string, v any) string {
 	s := GHLCustomValue(v)
 	if (ghlField{DataType: dataType}).multi() {
 		return strings.Join(splitMulti(s), ";")
@@ -209,11 +209,11 @@ type ghlOpportunity struct {
 	CreatedAt       string `json:"createdAt"`
 }
 
-// GHLOlderOpportunity reports whether opportunity a was created before b. GoHighLevel's opportunity ids
+// ghlOlderOpportunity reports whether opportunity a was created before b. GoHighLevel's opportunity ids
 // are not time-ordered, so the contact's first opportunity is found by createdAt
 // (SearchOpportunitiesResponseSchema); the id only breaks a tie or stands in for a missing time. The
-// adapter and the importer both use it.
-func GHLOlderOpportunity(aCreated time.Time, aID string, bCreated time.Time, bID string) bool {
+// adapter and the contact reader both use it.
+func ghlOlderOpportunity(aCreated time.Time, aID string, bCreated time.Time, bID string) bool {
 	if !aCreated.IsZero() && !bCreated.IsZero() && !aCreated.Equal(bCreated) {
 		return aCreated.Before(bCreated)
 	}
@@ -255,7 +255,7 @@ func (g *goHighLevel) planOpportunity(ctx context.Context, contactID string, c C
 		}
 		var opp *ghlOpportunity
 		for i, o := range out.Opportunities {
-			if o.PipelineID == g.cfg.Pipeline && (opp == nil || GHLOlderOpportunity(o.created(), o.ID, opp.created(), opp.ID)) {
+			if o.PipelineID == g.cfg.Pipeline && (opp == nil || ghlOlderOpportunity(o.created(), o.ID, opp.created(), opp.ID)) {
 				opp = &out.Opportunities[i]
 			}
 		}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/leadgate/leadgate/crm"
-	"github.com/leadgate/leadgate/crm/hydrate"
 	"github.com/leadgate/leadgate/crm/sandbox"
 	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/lifecycle"
@@ -54,7 +53,7 @@ func (im *Importer) run(ctx context.Context, destinationID int64, actor string, 
 	}
 	stageOf := stageMapper(d, rules)
 	region := "US"
-	add := func(rc hydrate.RemoteContact, remoteStage string) error {
+	add := func(rc crm.RemoteContact, remoteStage string) error {
 		run.Seen++
 		ic := models.ImportedContact{RemoteID: rc.ID, FirstName: rc.FirstName, LastName: rc.LastName, Company: rc.Company,
 			Stage: stageOf(remoteStage), Remote: rc.Values, CreatedAt: rc.CreatedAt}
@@ -99,7 +98,7 @@ func (im *Importer) run(ctx context.Context, destinationID int64, actor string, 
 	}
 }
 
-func (im *Importer) fromSandbox(ctx context.Context, d models.Destination, add func(hydrate.RemoteContact, string) error) error {
+func (im *Importer) fromSandbox(ctx context.Context, d models.Destination, add func(crm.RemoteContact, string) error) error {
 	var after int64
 	for {
 		recs, err := sandbox.List(ctx, im.Store.DB(), d.ID, after, 200)
@@ -107,7 +106,7 @@ func (im *Importer) fromSandbox(ctx context.Context, d models.Destination, add f
 			return err
 		}
 		for _, r := range recs {
-			rc := hydrate.RemoteContact{ID: strconv.FormatInt(r.ID, 10), Email: deref(r.Email), Phone: deref(r.Phone), FirstName: r.FirstName,
+			rc := crm.RemoteContact{ID: strconv.FormatInt(r.ID, 10), Email: deref(r.Email), Phone: deref(r.Phone), FirstName: r.FirstName,
 				LastName: r.LastName, Company: r.Company, Values: r.Values(), CreatedAt: r.CreatedAt}
 			if err := add(rc, r.Stage); err != nil {
 				return err
@@ -150,11 +149,11 @@ func advanceTo(rules lifecycle.Rules, crmStage string, d models.Destination, act
 }
 
 // reader builds the destination's read client on the same limited HTTP path as its adapter.
-func (im *Importer) reader(ctx context.Context, d models.Destination) (hydrate.Reader, error) {
+func (im *Importer) reader(ctx context.Context, d models.Destination) (crm.Reader, error) {
 	return readerFor(ctx, im.Connector, d)
 }
 
-func readerFor(ctx context.Context, c *Connector, d models.Destination) (hydrate.Reader, error) {
+func readerFor(ctx context.Context, c *Connector, d models.Destination) (crm.Reader, error) {
 	conn, err := c.Connect(ctx, d)
 	if err != nil {
 		return nil, err
@@ -166,7 +165,7 @@ func readerFor(ctx context.Context, c *Connector, d models.Destination) (hydrate
 		}
 	}
 	var props []string
-	if k := stageKey(d); k != "" && k != hydrate.DealStage { // a deal stage is no contact property
+	if k := stageKey(d); k != "" && k != crm.PrevDealStage { // a deal stage is no contact property
 		props = append(props, k)
 	}
 	for _, v := range d.Config.FieldMap {
@@ -176,7 +175,7 @@ func readerFor(ctx context.Context, c *Connector, d models.Destination) (hydrate
 	if d.Config.StageMode == crm.StageModeDeal {
 		pipeline = d.Config.Pipeline
 	}
-	return hydrate.NewReader(hydrate.ReaderConfig{Kind: d.Kind, BaseURL: d.BaseURL, Token: token, LocationID: d.Config.LocationID,
+	return crm.NewReader(crm.ReaderConfig{Kind: d.Kind, BaseURL: d.BaseURL, Token: token, LocationID: d.Config.LocationID,
 		Pipeline: pipeline, Properties: props, HTTP: &http.Client{Transport: &limitedTransport{base: c.transport(), conn: conn, metrics: c.Metrics}}})
 }
 
@@ -184,7 +183,7 @@ func readerFor(ctx context.Context, c *Connector, d models.Destination) (hydrate
 // of the contact's deal/opportunity in the pipeline.
 func stageKey(d models.Destination) string {
 	if d.Kind != crm.KindSandbox && d.Config.StageMode == crm.StageModeDeal {
-		return hydrate.DealStage
+		return crm.PrevDealStage
 	}
 	if d.Config.StageField != "" {
 		return d.Config.StageField

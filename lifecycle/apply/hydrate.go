@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leadgate/leadgate/crm/hydrate"
 	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/internal/failpoint"
+	"github.com/leadgate/leadgate/lifecycle/hydrate"
 	"github.com/leadgate/leadgate/models"
 )
 

@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leadgate/leadgate/crm/hydrate"
 	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/lifecycle/apply"
+	"github.com/leadgate/leadgate/lifecycle/hydrate"
 	"github.com/leadgate/leadgate/models"
 )
 

@@ -22,7 +22,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/leadgate/leadgate/cmd/leadgate/config"
-	"github.com/leadgate/leadgate/crm/hydrate"
 	"github.com/leadgate/leadgate/crm/syncer"
 	"github.com/leadgate/leadgate/guards"
 	"github.com/leadgate/leadgate/handlers"
@@ -35,6 +34,7 @@ import (
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/jobs"
 	"github.com/leadgate/leadgate/lifecycle/apply"
+	"github.com/leadgate/leadgate/lifecycle/hydrate"
 	"github.com/leadgate/leadgate/models"
 	"github.com/leadgate/leadgate/static"
 	"github.com/leadgate/leadgate/web"

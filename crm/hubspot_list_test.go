@@ -1,11 +1,11 @@
-package hydrate_test
+package crm_test
 
 import (
 	"context"
 	"testing"
 
+	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/crm/crmfake"
-	"github.com/leadgate/leadgate/crm/hydrate"
 )
 
 // In deal mode the HubSpot reader pages each contact's deal associations (a v4 batch read result carries
@@ -21,7 +21,7 @@ func TestHubSpotReaderFollowsPerInputAssociationPaging(t *testing.T) {
 		fake.AddDeal(id, "other", "r1")
 	}
 	deal := fake.AddDeal(id, "default", "qualifiedtobuy") // the fifth: third page
-	r, err := hydrate.NewReader(hydrate.ReaderConfig{Kind: "hubspot", BaseURL: fake.URL, Token: "t", Pipeline: "default",
+	r, err := crm.NewReader(crm.ReaderConfig{Kind: "hubspot", BaseURL: fake.URL, Token: "t", Pipeline: "default",
 		Properties: []string{"lifecyclestage"}})
 	if err != nil {
 		t.Fatal(err)
@@ -34,8 +34,8 @@ func TestHubSpotReaderFollowsPerInputAssociationPaging(t *testing.T) {
 		t.Fatalf("page %+v next %q, want the one contact and no next page", page, next)
 	}
 	c := page[0]
-	if c.Values[hydrate.DealID] != deal || c.Values[hydrate.DealStage] != "qualifiedtobuy" {
-		t.Errorf("deal %q at %q, want %s at qualifiedtobuy (found on the third association page)", c.Values[hydrate.DealID], c.Values[hydrate.DealStage], deal)
+	if c.Values[crm.PrevDealID] != deal || c.Values[crm.PrevDealStage] != "qualifiedtobuy" {
+		t.Errorf("deal %q at %q, want %s at qualifiedtobuy (found on the third association page)", c.Values[crm.PrevDealID], c.Values[crm.PrevDealStage], deal)
 	}
 	if c.FirstName != "Ann" || c.Values["lifecyclestage"] != "lead" {
 		t.Errorf("contact %+v, want its properties read", c)

@@ -1,7 +1,6 @@
-// Package hydrate holds leadgate's read clients for lead providers and CRMs: it turns id-only webhooks
-// into full leads (a Meta lead by its leadgen id through the Graph API with a page access token, a
-// HubSpot contact by its objectId) and reads a CRM's existing contacts for the initial import and the
-// drift check. Every request passes the same distributed rate limiter as CRM writes.
+// Package hydrate turns id-only webhooks into full leads: a Meta lead by its leadgen id through the Graph
+// API with a page access token, a HubSpot contact by its objectId. Every request passes the same
+// distributed rate limiter as CRM writes.
 package hydrate
 
 import (

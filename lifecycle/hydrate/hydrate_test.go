@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/leadgate/leadgate/crm/hydrate"
 	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/internal/testkit"
+	"github.com/leadgate/leadgate/lifecycle/hydrate"
 	"github.com/leadgate/leadgate/models"
 )
 

@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// client sends authenticated GETs to one provider.
+// client sends authenticated GETs to one provider. Lead providers are not CRM destinations, so this is
+// not crm's client: its *Error (Retry, RetryAfter) is what apply's hydration retries and dead letters read.
 type client struct {
 	http     *http.Client
 	base     string

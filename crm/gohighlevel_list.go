@@ -1,51 +1,60 @@
-package hydrate
+package crm
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/leadgate/leadgate/crm"
 )
 
-const (
-	ghlVersion   = "2021-07-28"
-	ghlPageLimit = 100
-)
+const ghlPageLimit = 100
 
-type ghlOpp struct {
-	id, stage string
-	created   time.Time
+// ghlReader reads GoHighLevel contacts by id (drift) and lists a location's contacts (import).
+type ghlReader struct {
+	api      *apiClient
+	location string
+	pipeline string // deal mode: the pipeline whose opportunity stage is the contact's stage
+
+	fieldAliases map[string][]string       // custom field id -> its fieldKey and name, loaded by the first List
+	fieldTypes   map[string]string         // custom field id -> dataType (multi-valued ones compare as sets)
+	opps         map[string]ghlOpportunity // contact id -> its opportunity in pipeline, loaded by the first List
 }
 
-// ghlContactJSON is a GoHighLevel contact as GET /contacts/{id} and POST /contacts/search return it.
-type ghlContactJSON struct {
-	ID           string `json:"id"`
-	Email        string `json:"email"`
-	Phone        string `json:"phone"`
-	FirstName    string `json:"firstName"`
-	LastName     string `json:"lastName"`
-	CompanyName  string `json:"companyName"`
-	DateAdded    string `json:"dateAdded"`
-	CustomFields []struct {
-		ID    string `json:"id"`
-		Value any    `json:"value"`
-	} `json:"customFields"`
+// ghlListed is a contact as GET /contacts/{id} and POST /contacts/search return it: ghlContact with its
+// creation time and the sort values the search resumes after.
+type ghlListed struct {
+	ghlContact
+	DateAdded   string          `json:"dateAdded"`
 	SearchAfter json.RawMessage `json:"searchAfter"`
+}
+
+func (r *ghlReader) Get(ctx context.Context, id string) (RemoteContact, error) {
+	var out struct {
+		Contact ghlListed `json:"contact"`
+	}
+	if _, err := r.api.do(ctx, call{method: http.MethodGet, path: "/contacts/" + pathID(id), out: &out}, nil); err != nil {
+		return RemoteContact{}, err
+	}
+	if r.location != "" {
+		// Custom fields are also keyed by fieldKey and name, as a destination may reference them (drift).
+		if err := r.loadFields(ctx); err != nil {
+			return RemoteContact{}, err
+		}
+	}
+	return r.remote(out.Contact), nil
 }
 
 // List pages the location's contacts with POST /contacts/search (GET /contacts/ is deprecated), 100 at a
 // time, resuming after the last contact's searchAfter sort values (page numbers stop at 10,000 records).
 // Custom field values are keyed by field id and also by fieldKey (with and without "contact.") and name,
 // so that a stage field or field map configured by any of them finds its value. In deal mode each contact
-// carries its opportunity in the pipeline (DealID, DealStage; the oldest when it has several).
+// carries its opportunity in the pipeline (PrevDealID, PrevDealStage; the oldest when it has several).
 func (r *ghlReader) List(ctx context.Context, cursor string) ([]RemoteContact, string, error) {
 	if r.location == "" {
-		return nil, "", fmt.Errorf("hydrate: gohighlevel import needs the location id")
+		return nil, "", invalidf("gohighlevel: the import needs the location id")
 	}
 	if err := r.loadFields(ctx); err != nil {
 		return nil, "", err
@@ -60,17 +69,17 @@ func (r *ghlReader) List(ctx context.Context, cursor string) ([]RemoteContact, s
 		body["page"] = 1
 	}
 	var out struct {
-		Contacts []ghlContactJSON `json:"contacts"`
-		Total    int              `json:"total"`
+		Contacts []ghlListed `json:"contacts"`
+		Total    int         `json:"total"`
 	}
-	if err := r.c.send(ctx, "POST", "/contacts/search", nil, body, &out); err != nil {
+	if _, err := r.api.do(ctx, call{method: http.MethodPost, path: "/contacts/search", in: body, out: &out}, nil); err != nil {
 		return nil, "", err
 	}
 	page := make([]RemoteContact, 0, len(out.Contacts))
 	for _, c := range out.Contacts {
 		rc := r.remote(c)
 		if o, ok := r.opps[c.ID]; ok {
-			rc.Values[DealID], rc.Values[DealStage] = o.id, o.stage
+			rc.Values[PrevDealID], rc.Values[PrevDealStage] = o.ID, o.PipelineStageID
 		}
 		page = append(page, rc)
 	}
@@ -78,7 +87,7 @@ func (r *ghlReader) List(ctx context.Context, cursor string) ([]RemoteContact, s
 	if n := len(out.Contacts); n == ghlPageLimit {
 		last := out.Contacts[n-1].SearchAfter
 		if len(last) == 0 || string(last) == "null" {
-			return nil, "", fmt.Errorf("hydrate: gohighlevel contact search: a full page without searchAfter values; cannot page on")
+			return nil, "", &Error{Class: Invalid, Message: "gohighlevel: contact search: a full page without searchAfter values; cannot page on"}
 		}
 		next = string(last)
 	}
@@ -87,15 +96,18 @@ func (r *ghlReader) List(ctx context.Context, cursor string) ([]RemoteContact, s
 
 // remote turns a GoHighLevel contact into a RemoteContact; custom field values are keyed by field id and
 // by every alias loadFields found for it.
-func (r *ghlReader) remote(c ghlContactJSON) RemoteContact {
+func (r *ghlReader) remote(c ghlListed) RemoteContact {
 	rc := RemoteContact{ID: c.ID, Email: c.Email, Phone: c.Phone, FirstName: c.FirstName, LastName: c.LastName, Company: c.CompanyName,
 		Values: map[string]string{"email": c.Email, "phone": c.Phone, "firstName": c.FirstName, "lastName": c.LastName, "companyName": c.CompanyName}}
 	rc.CreatedAt, _ = time.Parse(time.RFC3339, c.DateAdded)
-	for _, f := range c.CustomFields {
+	if c.CustomFields == nil {
+		return rc
+	}
+	for _, f := range *c.CustomFields {
 		if f.Value == nil {
 			continue
 		}
-		v := crm.GHLFieldValue(r.fieldTypes[f.ID], f.Value)
+		v := ghlFieldValue(r.fieldTypes[f.ID], f.Value)
 		rc.Values[f.ID] = v
 		for _, alias := range r.fieldAliases[f.ID] {
 			rc.Values[alias] = v
@@ -111,15 +123,10 @@ func (r *ghlReader) loadFields(ctx context.Context) error {
 		return nil
 	}
 	var out struct {
-		CustomFields []struct {
-			ID       string `json:"id"`
-			Name     string `json:"name"`
-			FieldKey string `json:"fieldKey"`
-			DataType string `json:"dataType"`
-		} `json:"customFields"`
+		CustomFields []ghlField `json:"customFields"`
 	}
 	q := url.Values{"model": {"contact"}}
-	if err := r.c.get(ctx, "/locations/"+url.PathEscape(r.location)+"/customFields", q, &out); err != nil {
+	if _, err := r.api.do(ctx, call{method: http.MethodGet, path: "/locations/" + pathID(r.location) + "/customFields", query: q, out: &out}, nil); err != nil {
 		return err
 	}
 	r.fieldAliases, r.fieldTypes = map[string][]string{}, map[string]string{}
@@ -143,15 +150,12 @@ func (r *ghlReader) loadOpps(ctx context.Context) error {
 	if r.pipeline == "" || r.opps != nil {
 		return nil
 	}
-	opps := map[string]ghlOpp{}
+	opps := map[string]ghlOpportunity{}
 	for page := 1; ; page++ {
 		var out struct {
 			Opportunities []struct {
-				ID              string `json:"id"`
-				ContactID       string `json:"contactId"`
-				PipelineID      string `json:"pipelineId"`
-				PipelineStageID string `json:"pipelineStageId"`
-				CreatedAt       string `json:"createdAt"`
+				ghlOpportunity
+				ContactID string `json:"contactId"`
 			} `json:"opportunities"`
 			Meta struct {
 				NextPage *int `json:"nextPage"`
@@ -159,16 +163,15 @@ func (r *ghlReader) loadOpps(ctx context.Context) error {
 		}
 		q := url.Values{"location_id": {r.location}, "pipeline_id": {r.pipeline}, "status": {"all"}, "limit": {"100"},
 			"page": {strconv.Itoa(page)}}
-		if err := r.c.get(ctx, "/opportunities/search", q, &out); err != nil {
+		if _, err := r.api.do(ctx, call{method: http.MethodGet, path: "/opportunities/search", query: q, out: &out}, nil); err != nil {
 			return err
 		}
 		for _, o := range out.Opportunities {
 			if o.PipelineID != r.pipeline || o.ContactID == "" {
 				continue
 			}
-			created, _ := time.Parse(time.RFC3339, o.CreatedAt)
-			if cur, ok := opps[o.ContactID]; !ok || crm.GHLOlderOpportunity(created, o.ID, cur.created, cur.id) {
-				opps[o.ContactID] = ghlOpp{id: o.ID, stage: o.PipelineStageID, created: created}
+			if cur, ok := opps[o.ContactID]; !ok || ghlOlderOpportunity(o.created(), o.ID, cur.created(), cur.ID) {
+				opps[o.ContactID] = o.ghlOpportunity
 			}
 		}
 		if out.Meta.NextPage == nil || len(out.Opportunities) == 0 {

@@ -1,11 +1,11 @@
-package hydrate_test
+package crm_test
 
 import (
 	"context"
 	"testing"
 
+	"github.com/leadgate/leadgate/crm"
 	"github.com/leadgate/leadgate/crm/crmfake"
-	"github.com/leadgate/leadgate/crm/hydrate"
 )
 
 // GoHighLevel custom field values are keyed by field id and by every reference a destination may use
@@ -19,7 +19,7 @@ func TestGoHighLevelReaderKeysCustomFieldsByEveryReference(t *testing.T) {
 	id := fake.AddContact(crmfake.GHLContact{Email: "a@example.com", CustomFields: map[string]string{"cfStage": "SQL"}})
 	fake.AddOpportunity(crmfake.GHLOpportunity{Name: "first", ContactID: id, PipelineID: "p1", PipelineStageID: "s2"})
 	fake.AddOpportunity(crmfake.GHLOpportunity{Name: "later", ContactID: id, PipelineID: "p1", PipelineStageID: "s1"})
-	r, err := hydrate.NewReader(hydrate.ReaderConfig{Kind: "gohighlevel", BaseURL: fake.URL, Token: "t", LocationID: "loc-9", Pipeline: "p1"})
+	r, err := crm.NewReader(crm.ReaderConfig{Kind: "gohighlevel", BaseURL: fake.URL, Token: "t", LocationID: "loc-9", Pipeline: "p1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestGoHighLevelReaderKeysCustomFieldsByEveryReference(t *testing.T) {
 			}
 		}
 	}
-	if page[0].Values[hydrate.DealStage] != "s2" || page[0].Values[hydrate.DealID] == "" {
+	if page[0].Values[crm.PrevDealStage] != "s2" || page[0].Values[crm.PrevDealID] == "" {
 		t.Errorf("deal values %v, want the oldest opportunity at s2", page[0].Values)
 	}
 }
@@ -54,7 +54,7 @@ func TestGoHighLevelReaderReadsContactFieldsAndMultiValuesAsTheAdapterWrites(t *
 		}})
 	defer fake.Close()
 	id := fake.AddContact(crmfake.GHLContact{Email: "a@example.com", CustomArrays: map[string][]string{"cfInt": {"webinar", "demo"}}})
-	r, err := hydrate.NewReader(hydrate.ReaderConfig{Kind: "gohighlevel", BaseURL: fake.URL, Token: "t", LocationID: "loc-9"})
+	r, err := crm.NewReader(crm.ReaderConfig{Kind: "gohighlevel", BaseURL: fake.URL, Token: "t", LocationID: "loc-9"})
 	if err != nil {
 		t.Fatal(err)
 	}
