@@ -188,13 +188,15 @@ func (g *goHighLevel) checkStage(ctx context.Context, stage string, calls *int) 
 }
 
 type ghlPipeline struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Stages []struct {
-		ID       string `json:"id"`
-		Name     string `json:"name"`
-		Position int    `json:"position"`
-	} `json:"stages"`
+	ID     string             `json:"id"`
+	Name   string             `json:"name"`
+	Stages []ghlPipelineStage `json:"stages"`
+}
+
+type ghlPipelineStage struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Position int    `json:"position"`
 }
 
 func (g *goHighLevel) listPipelines(ctx context.Context, calls *int) ([]ghlPipeline, error) {
@@ -244,8 +246,7 @@ func (g *goHighLevel) Discover(ctx context.Context) (Discovery, error) {
 }
 
 // CreateLoopFields creates the missing loop-breaker fields as text custom fields of the location's
-// contacts (CreateCustomFieldsDTO: name, dataType TEXT, model contact; the model's default is not
-// documented, so it is named).
+// contacts (createTextField).
 func (g *goHighLevel) CreateLoopFields(ctx context.Context) error {
 	d, err := g.Discover(ctx)
 	if err != nil {
@@ -259,9 +260,7 @@ func (g *goHighLevel) CreateLoopFields(ctx context.Context) error {
 		if f.found {
 			continue
 		}
-		in := map[string]any{"name": f.name, "dataType": "TEXT", "model": "contact"}
-		path := "/locations/" + pathID(g.cfg.LocationID) + "/customFields"
-		if _, err := g.do(ctx, call{method: http.MethodPost, path: path, in: in}, nil); err != nil {
+		if err := g.createTextField(ctx, f.name); err != nil {
 			errs = append(errs, err)
 		}
 	}

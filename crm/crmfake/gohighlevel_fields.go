@@ -204,3 +204,10 @@ func (f *GoHighLevel) customJSON(c *GHLContact) []any {
 	}
 	return out
 }
+
+// Fields returns the location's custom fields, the created ones included.
+func (f *GoHighLevel) Fields() []GHLField {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ghlOpts.Fields)
+}
