@@ -117,7 +117,7 @@ func (c *Connector) build(d models.Destination) (*Conn, error) {
 	token := ""
 	if len(d.APITokenEnc) > 0 {
 		if token, err = c.Box.Open(d.APITokenEnc); err != nil {
-			return nil, fmt.Errorf("jobs: open credentials of destination %d: %w", d.ID, err)
+			return nil, fmt.Errorf("syncer: open credentials of destination %d: %w", d.ID, err)
 		}
 	}
 	client := &http.Client{Transport: &limitedTransport{base: c.transport(), conn: conn, metrics: c.Metrics}}

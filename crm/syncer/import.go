@@ -84,7 +84,7 @@ func (im *Importer) run(ctx context.Context, destinationID int64, actor string, 
 	for {
 		page, next, err := reader.List(ctx, cursor)
 		if err != nil {
-			return fmt.Errorf("jobs: import from %s: %w", d.Name, err)
+			return fmt.Errorf("syncer: import from %s: %w", d.Name, err)
 		}
 		for _, rc := range page {
 			if err := add(rc, rc.Values[key]); err != nil {
@@ -161,7 +161,7 @@ func readerFor(ctx context.Context, c *Connector, d models.Destination) (crm.Rea
 	token := ""
 	if len(d.APITokenEnc) > 0 {
 		if token, err = c.Box.Open(d.APITokenEnc); err != nil {
-			return nil, fmt.Errorf("jobs: open credentials of destination %d: %w", d.ID, err)
+			return nil, fmt.Errorf("syncer: open credentials of destination %d: %w", d.ID, err)
 		}
 	}
 	var props []string

@@ -229,7 +229,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return fmt.Errorf("jobs: wait: %w", ctx.Err())
+		return fmt.Errorf("syncer: wait: %w", ctx.Err())
 	case <-t.C:
 		return nil
 	}

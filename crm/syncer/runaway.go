@@ -34,7 +34,7 @@ func (g *Runaway) Add(ctx context.Context, destinationID int64, n, max int) (cou
 	incr := pipe.IncrBy(ctx, key, int64(n))
 	pipe.Expire(ctx, key, 2*time.Hour)
 	if _, err := pipe.Exec(ctx); err != nil {
-		return 0, false, fmt.Errorf("jobs: runaway count: %w", err)
+		return 0, false, fmt.Errorf("syncer: runaway count: %w", err)
 	}
 	return incr.Val(), incr.Val() > int64(max), nil
 }

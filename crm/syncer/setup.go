@@ -35,7 +35,7 @@ func CheckDestinationSetup(ctx context.Context, a crm.Destination) (SetupReport,
 	if l, ok := a.(crm.SetupLister); ok {
 		missing, err := l.MissingSetup(ctx)
 		if err != nil {
-			return rep, fmt.Errorf("jobs: list missing setup: %w", err)
+			return rep, fmt.Errorf("syncer: list missing setup: %w", err)
 		}
 		rep.Missing = append(rep.Missing, missing...)
 		for _, m := range missing {
@@ -52,13 +52,13 @@ func CheckDestinationSetup(ctx context.Context, a crm.Destination) (SetupReport,
 				rep.Missing = append(rep.Missing, crm.MissingPiece{Message: msg})
 			}
 		case err != nil:
-			return rep, fmt.Errorf("jobs: check setup: %w", err)
+			return rep, fmt.Errorf("syncer: check setup: %w", err)
 		}
 	}
 	if _, ok := a.(crm.LoopFieldCreator); ok || len(rep.Missing) == 0 {
 		disc, err := a.Discover(ctx)
 		if err != nil {
-			return rep, fmt.Errorf("jobs: check loop-breaker fields: %w", err)
+			return rep, fmt.Errorf("syncer: check loop-breaker fields: %w", err)
 		}
 		loop := disc.Loop
 		if _, checked := a.(crm.SetupChecker); !checked {
