@@ -33,6 +33,9 @@ type DestinationInput struct {
 	Paused         *bool   `json:"paused"` // PATCH: true pauses (work is held), false resumes (work drains)
 	// MaxWritesPerHour is the runaway guard's ceiling (0: none).
 	MaxWritesPerHour *int `json:"max_writes_per_hour"`
+	// DailyLimit is the account's daily request quota, which backfill is paced to (0: the CRM's
+	// documented cap where it has one; -1: none).
+	DailyLimit *int `json:"daily_limit"`
 	// Sandbox behaviour.
 	SandboxRateLimit *int     `json:"sandbox_rate_limit"`
 	Fail429Rate      *float64 `json:"fail_429_rate"`
@@ -78,6 +81,9 @@ func (in DestinationInput) apply(d *models.Destination) (token string) {
 	if in.MaxWritesPerHour != nil {
 		d.Config.MaxWritesPerHour = *in.MaxWritesPerHour
 	}
+	if in.DailyLimit != nil {
+		d.Config.DailyLimit = *in.DailyLimit
+	}
 	if in.SandboxRateLimit != nil {
 		d.Config.SandboxRateLimit = *in.SandboxRateLimit
 	}
@@ -115,6 +121,8 @@ func validateDestination(d models.Destination, hasToken bool) error {
 		return Invalid("automations", "automations must be live, never or always")
 	case d.Config.MaxWritesPerHour < 0:
 		return Invalid("max_writes_per_hour", "max_writes_per_hour must be 0 (no ceiling) or more")
+	case d.Config.DailyLimit < -1 || d.Config.DailyLimit > 100_000_000:
+		return Invalid("daily_limit", "daily_limit must be -1 (no daily cap), 0 (the CRM's documented cap) or a number of requests up to 100000000")
 	case d.Config.Fail429Rate < 0 || d.Config.Fail503Rate < 0 || d.Config.Fail429Rate+d.Config.Fail503Rate > 1:
 		return Invalid("fail_503_rate", "injected failure rates must be between 0 and 1 together")
 	case d.Config.SandboxRateLimit < 0 || d.Config.LatencyMS < 0 || d.Config.LatencyMS > 60000:
