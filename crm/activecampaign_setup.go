@@ -99,20 +99,9 @@ func (a *activeCampaign) CreateSetupFields(ctx context.Context) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	var created []string
-	var errs []error
-	for _, m := range missing {
-		if m.Kind != "field" || !m.Creatable {
-			continue
-		}
-		if err := a.createTextField(ctx, m.Name); err != nil {
-			errs = append(errs, fmt.Errorf("create field %q (%s): %w", m.Name, m.Setting, err))
-			continue
-		}
-		created = append(created, m.Name)
-	}
+	created, err := createMissing(ctx, missing, a.createTextField)
 	a.forgetFields()
-	return created, errors.Join(errs...)
+	return created, err
 }
 
 // createTextField creates one text custom field visible on all lists (POST /fields, then POST /fieldRels

@@ -2,7 +2,6 @@ package crm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -82,22 +81,11 @@ func (g *goHighLevel) CreateSetupFields(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var created []string
-	var errs []error
-	for _, m := range missing {
-		if m.Kind != "field" || !m.Creatable {
-			continue
-		}
-		if err := g.createTextField(ctx, m.Name); err != nil {
-			errs = append(errs, fmt.Errorf("create field %q (%s): %w", m.Name, m.Setting, err))
-			continue
-		}
-		created = append(created, m.Name)
-	}
+	created, err := createMissing(ctx, missing, g.createTextField)
 	g.mu.Lock()
 	g.setup.fields = nil
 	g.mu.Unlock()
-	return created, errors.Join(errs...)
+	return created, err
 }
 
 // createTextField creates one text custom field of the location's contacts (CreateCustomFieldsDTO: name,

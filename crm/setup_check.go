@@ -1,6 +1,10 @@
 package crm
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
 
 // SetupChecker is implemented by destinations that can list the faults of their own setup without
 // writing anything: the fields, pipeline or stages the configuration names and the account lacks. A
@@ -30,4 +34,22 @@ type SetupLister interface {
 // needs: the loop-breaker pair and the stage field. It returns the names it created.
 type SetupFieldCreator interface {
 	CreateSetupFields(ctx context.Context) ([]string, error)
+}
+
+// createMissing creates, with create, each missing field leadgate can create (Creatable), and returns the
+// names it created; the failures are joined, and the rest are still tried.
+func createMissing(ctx context.Context, missing []MissingPiece, create func(ctx context.Context, name string) error) ([]string, error) {
+	var created []string
+	var errs []error
+	for _, m := range missing {
+		if m.Kind != "field" || !m.Creatable {
+			continue
+		}
+		if err := create(ctx, m.Name); err != nil {
+			errs = append(errs, fmt.Errorf("create field %q (%s): %w", m.Name, m.Setting, err))
+			continue
+		}
+		created = append(created, m.Name)
+	}
+	return created, errors.Join(errs...)
 }
