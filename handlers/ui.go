@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/csrf"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/internal/principal"
 	"github.com/leadgate/leadgate/internal/secretbox"
@@ -60,12 +61,11 @@ type UI struct {
 	// Redis is the asynq queues' Redis, read and repaired by the queues page
 	// (nil: the page says the inspector is unavailable).
 	Redis redis.UniversalClient
-	// Guards serves the guard settings; the guard pages reuse its validation
-	// and side effects (nil: the guard pages are not offered).
-	Guards *GuardsAPI
-	// Destinations serves the CRM sync's settings; the destination pages go
-	// through it (nil: the pages say the sync is not configured).
-	Destinations *Destinations
+	// Guards carries out the guard settings' actions, as the API does (nil: the guard pages are not offered).
+	Guards *actions.Guards
+	// Destinations carries out the CRM sync's settings, as the API does (nil: the pages say the sync is
+	// not configured).
+	Destinations *actions.Destinations
 	// EraseHooks erase a contact from tables owned by other packages, as the API's do.
 	EraseHooks []func(ctx context.Context, st *models.Store, c models.Contact) error
 }

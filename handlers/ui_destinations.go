@@ -113,7 +113,7 @@ func (u *UI) CreateDestination(w http.ResponseWriter, r *http.Request) {
 		u.destinationsPage(w, r, http.StatusUnprocessableEntity, form, errs)
 		return
 	}
-	id, err := u.Destinations.act().CreateDestination(r.Context(), workspaceFrom(r).ID, actor(r), in)
+	id, err := u.Destinations.CreateDestination(r.Context(), workspaceFrom(r).ID, actor(r), in)
 	var invalid *actions.FieldError
 	if errors.As(err, &invalid) {
 		u.destinationsPage(w, r, http.StatusUnprocessableEntity, form, views.FieldErrors{destinationField(invalid.Field): capitalize(invalid.Message)})
@@ -197,7 +197,7 @@ func (u *UI) UpdateDestinationUI(w http.ResponseWriter, r *http.Request) {
 		u.destinationPage(w, r, http.StatusUnprocessableEntity, d, &form, errs)
 		return
 	}
-	_, err := u.Destinations.act().UpdateDestination(r.Context(), d, actor(r), in)
+	_, err := u.Destinations.UpdateDestination(r.Context(), d, actor(r), in)
 	var invalid *actions.FieldError
 	if errors.As(err, &invalid) {
 		u.destinationPage(w, r, http.StatusUnprocessableEntity, d, &form, views.FieldErrors{destinationField(invalid.Field): capitalize(invalid.Message)})
@@ -217,7 +217,7 @@ func (u *UI) SetDestinationPaused(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	paused := r.PostFormValue("paused") == "true"
-	if _, err := u.Destinations.act().UpdateDestination(r.Context(), d, actor(r), actions.DestinationInput{Paused: &paused}); err != nil {
+	if _, err := u.Destinations.UpdateDestination(r.Context(), d, actor(r), actions.DestinationInput{Paused: &paused}); err != nil {
 		u.serverError(w, r, fmt.Errorf("ui: pause destination: %w", err))
 		return
 	}
@@ -264,7 +264,7 @@ func (u *UI) TestDestination(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rep, err := u.Destinations.act().TestConnection(r.Context(), d)
+	rep, err := u.Destinations.TestConnection(r.Context(), d)
 	if err != nil {
 		status, msg := u.destinationFailure(r, err)
 		if msg == "" {
@@ -295,7 +295,7 @@ func (u *UI) CreateSetupFields(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := u.Destinations.act().LoopFields(r.Context(), d, actor(r), true)
+	res, err := u.Destinations.LoopFields(r.Context(), d, actor(r), true)
 	if err != nil {
 		status, msg := u.destinationFailure(r, err)
 		u.flashRedirect(w, r, destinationPath(r, d.ID), "error", "Fields not created: "+cmpOrStr(msg, "HTTP "+strconv.Itoa(status)))

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/cmd/leadgate/config"
 	"github.com/leadgate/leadgate/crm/hydrate"
 	"github.com/leadgate/leadgate/crm/syncer"
@@ -244,8 +245,8 @@ func (a *App) UIRoutes() (func(chi.Router), error) {
 		Limiter: a.loginLimiter(), Assets: assets.Views(),
 		PublicURL: a.Cfg.PublicURL, Log: a.Log, Now: time.Now,
 		Applier: a.Applier, Redis: a.Redis,
-		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
-		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
+		Guards:       &actions.Guards{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
+		Destinations: &actions.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Egress: a.Egress},
 	}
 	return web.UIRoutes(web.UIDeps{
 		Pages: pages, Sessions: sessions, Assets: assets, Store: a.Store, Log: a.Log,
