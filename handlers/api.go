@@ -9,7 +9,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/leadgate/leadgate/ingest"
-	"github.com/leadgate/leadgate/internal/principal"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
@@ -26,8 +25,6 @@ type API struct {
 	// EraseHooks erase a contact from tables owned by other packages (CRM sync state, the sandbox).
 	EraseHooks []func(ctx context.Context, st *models.Store, c models.Contact) error
 }
-
-type wsKey struct{}
 
 // LoadWorkspace resolves {ws} once for every route below it and answers 404 itself.
 func (a *API) LoadWorkspace(next http.Handler) http.Handler {
@@ -58,16 +55,25 @@ func (a *API) LoadWorkspace(next http.Handler) http.Handler {
 			writeError(w, http.StatusForbidden, "ws", "no access to workspace "+ws.Slug)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, wsKey{}, ws)))
+		next.ServeHTTP(w, r.WithContext(withWorkspace(ctx, ws)))
 	})
 }
 
-func workspaceFrom(r *http.Request) models.Workspace {
-	ws, _ := r.Context().Value(wsKey{}).(models.Workspace)
-	return ws
-}
-
-func actor(r *http.Request) string {
-	p, _ := principal.From(r.Context())
-	return p.Actor()
+// InstanceWide guards the admin API's instance-wide actions (creating
+// workspaces; users, tokens and instance settings as they are added): a
+// caller limited to some workspaces gets a JSON 403, since these would reach
+// beyond its workspaces or let it widen itself.
+func (a *API) InstanceWide(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		restricted, err := isRestricted(r, a.Store)
+		if err != nil {
+			serverError(a.Log, w, r, err)
+			return
+		}
+		if restricted {
+			writeError(w, http.StatusForbidden, "", "limited to some workspaces: instance-wide actions need a token without a workspace scope")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -53,9 +53,6 @@ func eventView(e models.Event, withPayload bool) eventJSON {
 	return v
 }
 
-var eventStatuses = map[string]bool{models.EventPending: true, models.EventWaiting: true, models.EventRetrying: true,
-	models.EventApplied: true, models.EventUnchanged: true, models.EventQuarantined: true, models.EventRejected: true, models.EventDropped: true}
-
 // ListEvents answers GET .../events?status=&source=&limit=&cursor=.
 func (a *API) ListEvents(w http.ResponseWriter, r *http.Request) {
 	page, ok := pageFrom(w, r)
@@ -64,7 +61,7 @@ func (a *API) ListEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	f := models.EventFilter{WorkspaceID: workspaceFrom(r).ID, Status: q.Get("status"), Email: q.Get("email")}
-	if f.Status != "" && !eventStatuses[f.Status] {
+	if f.Status != "" && !isEventStatus(f.Status) {
 		writeError(w, http.StatusBadRequest, "status", "unknown status "+strconv.Quote(f.Status))
 		return
 	}

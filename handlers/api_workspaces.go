@@ -7,11 +7,6 @@ import (
 	"github.com/leadgate/leadgate/models"
 )
 
-type workspaceJSON struct {
-	Slug string `json:"slug"`
-	Name string `json:"name"`
-}
-
 // ListWorkspaces answers {"workspaces":[{"slug","name"}]}: those the caller may open.
 func (a *API) ListWorkspaces(w http.ResponseWriter, r *http.Request) {
 	list, err := a.Store.WorkspaceList(r.Context(), false)

@@ -113,7 +113,7 @@ func (u *UI) LoadWorkspace(next http.Handler) http.Handler {
 				u.Log.Warn("remember workspace", "err", err)
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), wsKey{}, ws)))
+		next.ServeHTTP(w, r.WithContext(withWorkspace(r.Context(), ws)))
 	})
 }
 

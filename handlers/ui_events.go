@@ -31,7 +31,7 @@ func (u *UI) ListEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := views.EventsView{Workspace: wsRef(ws), Status: q.Get("status"), SourceID: q.Get("source"), Now: u.now()}
 	f := models.EventFilter{WorkspaceID: ws.ID}
-	if eventStatuses[v.Status] {
+	if isEventStatus(v.Status) {
 		f.Status = v.Status
 	} else {
 		v.Status = ""

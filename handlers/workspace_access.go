@@ -94,22 +94,3 @@ func isRestricted(r *http.Request, st *models.Store) (bool, error) {
 	access, err := workspaceAccess(r.Context(), st, p)
 	return access.Restricted, err
 }
-
-// InstanceWide guards the admin API's instance-wide actions (creating
-// workspaces; users, tokens and instance settings as they are added): a
-// caller limited to some workspaces gets a JSON 403, since these would reach
-// beyond its workspaces or let it widen itself.
-func (a *API) InstanceWide(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		restricted, err := isRestricted(r, a.Store)
-		if err != nil {
-			serverError(a.Log, w, r, err)
-			return
-		}
-		if restricted {
-			writeError(w, http.StatusForbidden, "", "limited to some workspaces: instance-wide actions need a token without a workspace scope")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
