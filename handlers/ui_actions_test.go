@@ -203,15 +203,6 @@ func uiUserID(t *testing.T, e *uiEnv, email string) string {
 	return ""
 }
 
-func uiSeal(t *testing.T, e *uiEnv, secret string) []byte {
-	t.Helper()
-	b, err := e.app.Box.Seal(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func TestUIFormsShowErrorsInline(t *testing.T) {
 	t.Parallel()
 	e := newUIEnv(t)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,54 +13,6 @@ import (
 
 	"github.com/leadgate/leadgate/models"
 )
-
-// apiCall sends a JSON request to the workspace API with a new token of role.
-func (e *uiEnv) apiCall(role, method, path, body string) (int, map[string]any) {
-	e.t.Helper()
-	_, token, err := e.store.TokenCreate(context.Background(), "test-"+role, role)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	req, _ := http.NewRequest(method, e.srv.URL+"/api/v1/workspaces/default"+path, bytes.NewBufferString(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return resp.StatusCode, out
-}
-
-// auditCount counts the workspace's audit entries with action.
-func (e *uiEnv) auditCount(action string) int {
-	n := 0
-	for _, a := range e.auditActions() {
-		if a == action {
-			n++
-		}
-	}
-	return n
-}
-
-// loop makes one contact loop: a breaker of max applied events, then n more
-// changes of the contact; it returns the contact's id.
-func (e *uiEnv) loop(src models.Source, email string, max, n int) string {
-	e.t.Helper()
-	ctx := context.Background()
-	if err := e.store.GuardSettingsSave(ctx, models.GuardSettings{WorkspaceID: e.ws.ID,
-		Loop: models.LoopSettings{BreakerMax: max, BreakerWindowSeconds: 600}}); err != nil {
-		e.t.Fatal(err)
-	}
-	e.apply(src, lead{email: email, first: "v0", stage: "SQL"})
-	for i := 1; i <= max+n; i++ {
-		e.apply(src, lead{email: email, first: fmt.Sprintf("v%d", i), stage: "SQL"})
-	}
-	return e.contactByEmail(email).ID
-}
 
 func TestUIDeadLetterLoopIsOneGroupedDeadLetterPerTrip(t *testing.T) {
 	t.Parallel()

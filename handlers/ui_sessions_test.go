@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
@@ -11,32 +10,6 @@ import (
 	"github.com/leadgate/leadgate/handlers"
 	"github.com/leadgate/leadgate/models"
 )
-
-// copyCookies is what someone who read the browser's cookies holds: a new client with the same cookies.
-func (e *uiEnv) copyCookies(c *uiClient) *uiClient {
-	e.t.Helper()
-	u, _ := url.Parse(c.base)
-	cp := e.client()
-	jar, _ := cookiejar.New(nil)
-	jar.SetCookies(u, c.hc.Jar.Cookies(u))
-	cp.hc.Jar = jar
-	return cp
-}
-
-// loginVia signs in with extra request headers (a proxy's X-Forwarded-For).
-func (c *uiClient) loginVia(header http.Header, email, password string) uiResponse {
-	c.t.Helper()
-	if c.csrf == "" {
-		c.get("/login")
-	}
-	form := url.Values{"email": {email}, "password": {password}, "gorilla.csrf.Token": {c.csrf}}
-	req, _ := http.NewRequest(http.MethodPost, c.base+"/login", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	return c.do(req)
-}
 
 func TestUISessionsEndOnTheServer(t *testing.T) {
 	t.Parallel()
