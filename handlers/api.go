@@ -33,29 +33,29 @@ func (a *API) LoadWorkspace(next http.Handler) http.Handler {
 		if errors.Is(err, models.ErrNotFound) {
 			// A caller limited to some workspaces gets the same 403 for a slug that does not exist as
 			// for one it may not open, so it cannot probe which workspaces exist.
-			if restricted, rerr := isRestricted(r, a.Store); rerr == nil && restricted {
-				writeError(w, http.StatusForbidden, "ws", "no access to workspace "+chi.URLParam(r, "ws"))
+			if restricted, rerr := IsRestricted(r, a.Store); rerr == nil && restricted {
+				WriteError(w, http.StatusForbidden, "ws", "no access to workspace "+chi.URLParam(r, "ws"))
 				return
 			}
-			writeError(w, http.StatusNotFound, "ws", "unknown workspace "+chi.URLParam(r, "ws"))
+			WriteError(w, http.StatusNotFound, "ws", "unknown workspace "+chi.URLParam(r, "ws"))
 			return
 		}
 		if err != nil {
-			serverError(a.Log, w, r, err)
+			ServerError(a.Log, w, r, err)
 			return
 		}
 		// A signed-in user or a scoped token limited to other workspaces is
 		// refused; an unscoped token's role applies everywhere.
-		ctx, allowed, err := enterWorkspace(r.Context(), a.Store, ws)
+		ctx, allowed, err := EnterWorkspace(r.Context(), a.Store, ws)
 		if err != nil {
-			serverError(a.Log, w, r, err)
+			ServerError(a.Log, w, r, err)
 			return
 		}
 		if !allowed {
-			writeError(w, http.StatusForbidden, "ws", "no access to workspace "+ws.Slug)
+			WriteError(w, http.StatusForbidden, "ws", "no access to workspace "+ws.Slug)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(withWorkspace(ctx, ws)))
+		next.ServeHTTP(w, r.WithContext(WithWorkspace(ctx, ws)))
 	})
 }
 
@@ -65,13 +65,13 @@ func (a *API) LoadWorkspace(next http.Handler) http.Handler {
 // beyond its workspaces or let it widen itself.
 func (a *API) InstanceWide(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		restricted, err := isRestricted(r, a.Store)
+		restricted, err := IsRestricted(r, a.Store)
 		if err != nil {
-			serverError(a.Log, w, r, err)
+			ServerError(a.Log, w, r, err)
 			return
 		}
 		if restricted {
-			writeError(w, http.StatusForbidden, "", "limited to some workspaces: instance-wide actions need a token without a workspace scope")
+			WriteError(w, http.StatusForbidden, "", "limited to some workspaces: instance-wide actions need a token without a workspace scope")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -7,10 +7,10 @@ import (
 
 // ListFiringAlarms answers {"alarms": [...]}: what the banners show, from the same query.
 func (a *API) ListFiringAlarms(w http.ResponseWriter, r *http.Request) {
-	list, err := a.Store.AlarmsFiringAt(r.Context(), workspaceFrom(r).ID, time.Now())
+	list, err := a.Store.AlarmsFiringAt(r.Context(), WorkspaceFrom(r).ID, time.Now())
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"alarms": list})
+	WriteJSON(w, http.StatusOK, map[string]any{"alarms": list})
 }

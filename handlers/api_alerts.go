@@ -20,16 +20,16 @@ func (g *GuardsAPI) channelView(c models.AlertChannel) actions.ChannelView {
 
 // ListAlertChannels answers the workspace's channels.
 func (g *GuardsAPI) ListAlertChannels(w http.ResponseWriter, r *http.Request) {
-	list, err := g.Store.AlertChannelList(r.Context(), workspaceFrom(r).ID, false)
+	list, err := g.Store.AlertChannelList(r.Context(), WorkspaceFrom(r).ID, false)
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		ServerError(g.Log, w, r, err)
 		return
 	}
 	out := make([]actions.ChannelView, 0, len(list))
 	for _, c := range list {
 		out = append(out, g.channelView(c))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"channels": out})
+	WriteJSON(w, http.StatusOK, map[string]any{"channels": out})
 }
 
 // CreateAlertChannel adds a channel; secrets are sealed and never returned.
@@ -38,19 +38,19 @@ func (g *GuardsAPI) CreateAlertChannel(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	saved, err := g.actions().CreateAlertChannel(r.Context(), workspaceFrom(r), actor(r), in)
+	saved, err := g.actions().CreateAlertChannel(r.Context(), WorkspaceFrom(r), Actor(r), in)
 	if err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, saved)
+	WriteJSON(w, http.StatusCreated, saved)
 }
 
 // channelID reads {id}; an id that is no number names no channel.
 func channelID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "id", "unknown alert channel")
+		WriteError(w, http.StatusNotFound, "id", "unknown alert channel")
 		return 0, false
 	}
 	return id, true
@@ -62,7 +62,7 @@ func (g *GuardsAPI) loadChannel(w http.ResponseWriter, r *http.Request) (models.
 	if !ok {
 		return models.AlertChannel{}, false
 	}
-	c, err := g.actions().AlertChannel(r.Context(), workspaceFrom(r).ID, id)
+	c, err := g.actions().AlertChannel(r.Context(), WorkspaceFrom(r).ID, id)
 	if err != nil {
 		writeActionError(g.Log, w, r, err)
 		return c, false
@@ -73,7 +73,7 @@ func (g *GuardsAPI) loadChannel(w http.ResponseWriter, r *http.Request) (models.
 // GetAlertChannel answers one channel.
 func (g *GuardsAPI) GetAlertChannel(w http.ResponseWriter, r *http.Request) {
 	if c, ok := g.loadChannel(w, r); ok {
-		writeJSON(w, http.StatusOK, g.channelView(c))
+		WriteJSON(w, http.StatusOK, g.channelView(c))
 	}
 }
 
@@ -88,12 +88,12 @@ func (g *GuardsAPI) UpdateAlertChannel(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	saved, err := g.actions().UpdateAlertChannel(r.Context(), actor(r), c, in)
+	saved, err := g.actions().UpdateAlertChannel(r.Context(), Actor(r), c, in)
 	if err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, saved)
+	WriteJSON(w, http.StatusOK, saved)
 }
 
 // DeleteAlertChannel removes a channel.
@@ -102,7 +102,7 @@ func (g *GuardsAPI) DeleteAlertChannel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := g.actions().DeleteAlertChannel(r.Context(), workspaceFrom(r), actor(r), id); err != nil {
+	if err := g.actions().DeleteAlertChannel(r.Context(), WorkspaceFrom(r), Actor(r), id); err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
@@ -116,16 +116,16 @@ func (g *GuardsAPI) TestAlertChannel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	err := g.actions().TestAlertChannel(r.Context(), workspaceFrom(r), id)
+	err := g.actions().TestAlertChannel(r.Context(), WorkspaceFrom(r), id)
 	var failed *actions.UpstreamError
 	switch {
 	case errors.As(err, &failed):
 		// The test's own answer shape, not the error body: the caller asked how the send went.
-		writeJSON(w, http.StatusBadGateway, map[string]any{"ok": false, "error": failed.Message})
+		WriteJSON(w, http.StatusBadGateway, map[string]any{"ok": false, "error": failed.Message})
 	case err != nil:
 		writeActionError(g.Log, w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+		WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
 	}
 }
 
@@ -150,10 +150,10 @@ func (g *GuardsAPI) ListAlerts(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	rows, err := g.Store.AlertRows(r.Context(), ws.ID, page.Limit)
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		ServerError(g.Log, w, r, err)
 		return
 	}
 	out := make([]alertRowJSON, 0, len(rows))
@@ -162,5 +162,5 @@ func (g *GuardsAPI) ListAlerts(w http.ResponseWriter, r *http.Request) {
 		out = append(out, alertRowJSON{ID: row.ID, StableID: row.StableID, Status: row.Status, Attempts: row.Attempts, LastError: row.LastError,
 			Title: m.Title, Type: m.Type, Action: m.Action, Severity: m.Severity, CreatedAt: row.CreatedAt, SentAt: row.SentAt})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"alerts": out})
+	WriteJSON(w, http.StatusOK, map[string]any{"alerts": out})
 }

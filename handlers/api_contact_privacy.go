@@ -12,13 +12,13 @@ func (a *API) ExportContact(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	x, err := a.contactActions().Export(r.Context(), actor(r), c)
+	x, err := a.contactActions().Export(r.Context(), Actor(r), c)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="contact-`+c.ID+`.json"`)
-	writeJSON(w, http.StatusOK, x)
+	WriteJSON(w, http.StatusOK, x)
 }
 
 // contactActions is the privacy actions over the API's store and erase hooks.
@@ -40,14 +40,14 @@ func (a *API) EraseContact(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decodeJSON(w, r, &in) {
 		return
 	}
-	out, err := a.contactActions().Erase(r.Context(), c.WorkspaceID, actor(r), actions.EraseContact{ContactID: c.ID, CRMDelete: in.CRMDelete})
+	out, err := a.contactActions().Erase(r.Context(), c.WorkspaceID, Actor(r), actions.EraseContact{ContactID: c.ID, CRMDelete: in.CRMDelete})
 	if err != nil {
 		writeActionError(a.Log, w, r, err)
 		return
 	}
 	if out.AlreadyErased {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": out.ContactID})
+		WriteJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": out.ContactID})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": out.ContactID, "crm_delete": out.CRMDelete})
+	WriteJSON(w, http.StatusOK, map[string]any{"status": "erased", "contact_id": out.ContactID, "crm_delete": out.CRMDelete})
 }

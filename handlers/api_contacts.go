@@ -56,11 +56,11 @@ func (a *API) ListContacts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	f := models.ContactFilter{WorkspaceID: workspaceFrom(r).ID, Stage: q.Get("stage"), Query: q.Get("q")}
+	f := models.ContactFilter{WorkspaceID: WorkspaceFrom(r).ID, Stage: q.Get("stage"), Query: q.Get("q")}
 	if raw := q.Get("email"); raw != "" {
 		e := normalize.Email(raw)
 		if !e.Valid {
-			writeError(w, http.StatusBadRequest, "email", "invalid email: "+e.Problem)
+			WriteError(w, http.StatusBadRequest, "email", "invalid email: "+e.Problem)
 			return
 		}
 		f.Email = e.Value
@@ -68,7 +68,7 @@ func (a *API) ListContacts(w http.ResponseWriter, r *http.Request) {
 	if raw := q.Get("phone"); raw != "" {
 		p := normalize.Phone(raw, q.Get("region"))
 		if !p.Valid {
-			writeError(w, http.StatusBadRequest, "phone", "invalid phone: "+p.Problem)
+			WriteError(w, http.StatusBadRequest, "phone", "invalid phone: "+p.Problem)
 			return
 		}
 		f.Phone = p.Value
@@ -78,7 +78,7 @@ func (a *API) ListContacts(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := a.Store.ContactList(r.Context(), f, page)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	out := make([]contactJSON, len(list))
@@ -86,23 +86,23 @@ func (a *API) ListContacts(w http.ResponseWriter, r *http.Request) {
 	for i, c := range list {
 		out[i], last = contactView(c), c.ID
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"contacts": out, "next_cursor": nextCursor(len(list), page.Limit, last)})
+	WriteJSON(w, http.StatusOK, map[string]any{"contacts": out, "next_cursor": nextCursor(len(list), page.Limit, last)})
 }
 
 // loadContact reads {id}, answering 404 itself.
 func (a *API) loadContact(w http.ResponseWriter, r *http.Request) (models.Contact, bool) {
 	id := chi.URLParam(r, "id")
 	if _, err := uuid.Parse(id); err != nil {
-		writeError(w, http.StatusNotFound, "id", "unknown contact")
+		WriteError(w, http.StatusNotFound, "id", "unknown contact")
 		return models.Contact{}, false
 	}
-	c, err := a.Store.ContactGet(r.Context(), workspaceFrom(r).ID, id)
+	c, err := a.Store.ContactGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "id", "unknown contact")
+		WriteError(w, http.StatusNotFound, "id", "unknown contact")
 		return c, false
 	}
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return c, false
 	}
 	return c, true
@@ -118,29 +118,29 @@ func (a *API) GetContact(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	events, err := a.Store.EventList(ctx, models.EventFilter{WorkspaceID: c.WorkspaceID, ContactID: c.ID}, models.Page{Limit: 500})
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	history, err := a.Store.StageHistoryForContact(ctx, c.ID)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	obs, err := a.Store.ObservationsForContact(ctx, c.ID)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	outbox, err := a.Store.OutboxForContact(ctx, c.ID, 200)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	ev := make([]eventJSON, len(events))
 	for i, e := range events {
 		ev[i] = eventView(e, false)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"contact": contactView(c), "events": ev, "stage_history": history, "observations": obs, "outbox": outbox})
+	WriteJSON(w, http.StatusOK, map[string]any{"contact": contactView(c), "events": ev, "stage_history": history, "observations": obs, "outbox": outbox})
 }
 
 // operatorDone answers an operator action's result or its error.
@@ -148,15 +148,15 @@ func (a *API) operatorDone(w http.ResponseWriter, r *http.Request, c models.Cont
 	var oe *apply.OperatorError
 	switch {
 	case errors.As(err, &oe) && oe.Conflict:
-		writeError(w, http.StatusConflict, oe.Field, oe.Message)
+		WriteError(w, http.StatusConflict, oe.Field, oe.Message)
 	case errors.As(err, &oe):
-		writeError(w, http.StatusBadRequest, oe.Field, oe.Message)
+		WriteError(w, http.StatusBadRequest, oe.Field, oe.Message)
 	case errors.Is(err, models.ErrNotFound):
-		writeError(w, http.StatusNotFound, "id", "not found")
+		WriteError(w, http.StatusNotFound, "id", "not found")
 	case err != nil:
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"contact": contactView(c)})
+		WriteJSON(w, http.StatusOK, map[string]any{"contact": contactView(c)})
 	}
 }
 
@@ -173,7 +173,7 @@ func (a *API) CorrectContactField(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	out, err := a.Applier.CorrectField(r.Context(), c.WorkspaceID, c.ID, in.Field, in.Value, actor(r))
+	out, err := a.Applier.CorrectField(r.Context(), c.WorkspaceID, c.ID, in.Field, in.Value, Actor(r))
 	a.operatorDone(w, r, out, err)
 }
 
@@ -190,7 +190,7 @@ func (a *API) SetContactStage(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	out, err := a.Applier.SetStage(r.Context(), c.WorkspaceID, c.ID, in.Stage, in.Reason, actor(r))
+	out, err := a.Applier.SetStage(r.Context(), c.WorkspaceID, c.ID, in.Stage, in.Reason, Actor(r))
 	a.operatorDone(w, r, out, err)
 }
 
@@ -207,9 +207,9 @@ func (a *API) MergeContact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := uuid.Parse(in.MergeID); err != nil {
-		writeError(w, http.StatusBadRequest, "merge_id", "merge_id must be a contact id")
+		WriteError(w, http.StatusBadRequest, "merge_id", "merge_id must be a contact id")
 		return
 	}
-	out, err := a.Applier.MergeContacts(r.Context(), c.WorkspaceID, c.ID, in.MergeID, actor(r))
+	out, err := a.Applier.MergeContacts(r.Context(), c.WorkspaceID, c.ID, in.MergeID, Actor(r))
 	a.operatorDone(w, r, out, err)
 }

@@ -62,7 +62,7 @@ func (a *API) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := a.Store.DeadLetterList(r.Context(), f, page)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	out := make([]deadLetterJSON, len(list))
@@ -70,30 +70,30 @@ func (a *API) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
 	for i, d := range list {
 		out[i], last = deadLetterView(d, false), strconv.FormatInt(d.ID, 10)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": out, "next_cursor": nextCursor(len(list), page.Limit, last)})
+	WriteJSON(w, http.StatusOK, map[string]any{"dead_letters": out, "next_cursor": nextCursor(len(list), page.Limit, last)})
 }
 
 // deadLetterQueryFilter reads ?status=&kind=&reason=&contact=&source=&older_than=, answering 400 itself.
 func deadLetterQueryFilter(w http.ResponseWriter, r *http.Request) (models.DeadLetterFilter, bool) {
 	q := r.URL.Query()
-	f := models.DeadLetterFilter{WorkspaceID: workspaceFrom(r).ID, Status: q.Get("status"), Kind: q.Get("kind"), Reason: q.Get("reason"),
+	f := models.DeadLetterFilter{WorkspaceID: WorkspaceFrom(r).ID, Status: q.Get("status"), Kind: q.Get("kind"), Reason: q.Get("reason"),
 		ContactID: q.Get("contact")}
 	switch f.Status {
 	case "", "all", models.DeadLetterOpen, models.DeadLetterReplayed, models.DeadLetterDiscarded:
 	default:
-		writeError(w, http.StatusBadRequest, "status", "status must be open, replayed, discarded or all")
+		WriteError(w, http.StatusBadRequest, "status", "status must be open, replayed, discarded or all")
 		return f, false
 	}
 	if f.ContactID != "" {
 		if _, err := uuid.Parse(f.ContactID); err != nil {
-			writeError(w, http.StatusBadRequest, "contact", "contact must be a contact id")
+			WriteError(w, http.StatusBadRequest, "contact", "contact must be a contact id")
 			return f, false
 		}
 	}
 	if raw := q.Get("source"); raw != "" {
 		id, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "source", "source must be a source id")
+			WriteError(w, http.StatusBadRequest, "source", "source must be a source id")
 			return f, false
 		}
 		f.SourceID = id
@@ -101,7 +101,7 @@ func deadLetterQueryFilter(w http.ResponseWriter, r *http.Request) (models.DeadL
 	if raw := q.Get("older_than"); raw != "" {
 		d, err := time.ParseDuration(raw)
 		if err != nil || d < 0 {
-			writeError(w, http.StatusBadRequest, "older_than", "older_than must be a duration such as 30m or 24h")
+			WriteError(w, http.StatusBadRequest, "older_than", "older_than must be a duration such as 30m or 24h")
 			return f, false
 		}
 		f.OlderThan = d
@@ -112,7 +112,7 @@ func deadLetterQueryFilter(w http.ResponseWriter, r *http.Request) (models.DeadL
 func (a *API) deadLetterID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "id", "unknown dead letter")
+		WriteError(w, http.StatusNotFound, "id", "unknown dead letter")
 		return 0, false
 	}
 	return id, true
@@ -124,18 +124,18 @@ func (a *API) GetDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	d, err := a.Store.DeadLetterGet(r.Context(), workspaceFrom(r).ID, id)
+	d, err := a.Store.DeadLetterGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "id", "unknown dead letter")
+		WriteError(w, http.StatusNotFound, "id", "unknown dead letter")
 		return
 	}
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	v := deadLetterView(d, true)
-	v.Payload = maskFor(r, v.Payload)
-	writeJSON(w, http.StatusOK, v)
+	v.Payload = MaskFor(r, v.Payload)
+	WriteJSON(w, http.StatusOK, v)
 }
 
 // ReplayDeadLetter re-applies a quarantined event: {"mode":"apply_as_is"|"apply_fields_keep_stage"|"force_stage","stage":...}.
@@ -155,36 +155,36 @@ func (a *API) ReplayDeadLetter(w http.ResponseWriter, r *http.Request) {
 		in.Mode = apply.ReplayAsIs
 	}
 	if !apply.ValidReplayMode(in.Mode) {
-		writeError(w, http.StatusBadRequest, "mode", "mode must be apply_as_is, apply_fields_keep_stage or force_stage")
+		WriteError(w, http.StatusBadRequest, "mode", "mode must be apply_as_is, apply_fields_keep_stage or force_stage")
 		return
 	}
 	// A CRM dead letter is replayed by sending the contact's current desired
 	// state, never the stale payload; the mode does not apply to it.
-	if p, err := a.Store.SyncReplayDeadLetter(r.Context(), workspaceFrom(r).ID, id, actor(r)); !errors.Is(err, models.ErrNotCRMDeadLetter) {
+	if p, err := a.Store.SyncReplayDeadLetter(r.Context(), WorkspaceFrom(r).ID, id, Actor(r)); !errors.Is(err, models.ErrNotCRMDeadLetter) {
 		switch {
 		case errors.Is(err, models.ErrNotFound):
-			writeError(w, http.StatusNotFound, "id", "no open dead letter with that id")
+			WriteError(w, http.StatusNotFound, "id", "no open dead letter with that id")
 		case err != nil:
-			serverError(a.Log, w, r, err)
+			ServerError(a.Log, w, r, err)
 		default:
-			writeJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterReplayed, "mode": "resend_current_state",
+			WriteJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterReplayed, "mode": "resend_current_state",
 				"destination_id": p.DestinationID, "contact_id": p.ContactID})
 		}
 		return
 	}
-	ev, err := a.Applier.ReplayDeadLetter(r.Context(), workspaceFrom(r).ID, id, in.Mode, in.Stage, actor(r))
+	ev, err := a.Applier.ReplayDeadLetter(r.Context(), WorkspaceFrom(r).ID, id, in.Mode, in.Stage, Actor(r))
 	var oe *apply.OperatorError
 	switch {
 	case errors.As(err, &oe):
-		writeError(w, http.StatusBadRequest, oe.Field, oe.Message)
+		WriteError(w, http.StatusBadRequest, oe.Field, oe.Message)
 	case errors.Is(err, models.ErrNotFound):
-		writeError(w, http.StatusNotFound, "id", "no open dead letter with that id")
+		WriteError(w, http.StatusNotFound, "id", "no open dead letter with that id")
 	case err != nil && errors.As(err, new(*apply.BusyError)):
-		writeError(w, http.StatusConflict, "id", "the contact is being updated right now; try again in a moment")
+		WriteError(w, http.StatusConflict, "id", "the contact is being updated right now; try again in a moment")
 	case err != nil:
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterReplayed, "event": eventView(ev, false)})
+		WriteJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterReplayed, "event": eventView(ev, false)})
 	}
 }
 
@@ -200,14 +200,14 @@ func (a *API) DiscardDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decodeJSON(w, r, &in) {
 		return
 	}
-	err := a.Applier.DiscardDeadLetter(r.Context(), workspaceFrom(r).ID, id, in.Note, actor(r))
+	err := a.Applier.DiscardDeadLetter(r.Context(), WorkspaceFrom(r).ID, id, in.Note, Actor(r))
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		writeError(w, http.StatusNotFound, "id", "no open dead letter with that id")
+		WriteError(w, http.StatusNotFound, "id", "no open dead letter with that id")
 	case err != nil:
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterDiscarded})
+		WriteJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterDiscarded})
 	}
 }
 
@@ -220,16 +220,16 @@ func (a *API) ListAudit(w http.ResponseWriter, r *http.Request) {
 	if !cursorParses(w, page, intCursor) {
 		return
 	}
-	list, err := a.Store.AuditList(r.Context(), workspaceFrom(r).ID, page)
+	list, err := a.Store.AuditList(r.Context(), WorkspaceFrom(r).ID, page)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	// A caller limited to some workspaces (a scoped token, a client login) does
 	// not see the instance-wide history: other clients' users and tokens.
-	restricted, err := isRestricted(r, a.Store)
+	restricted, err := IsRestricted(r, a.Store)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	last, shown := "", list
@@ -244,5 +244,5 @@ func (a *API) ListAudit(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"audit": shown, "next_cursor": nextCursor(len(list), page.Limit, last)})
+	WriteJSON(w, http.StatusOK, map[string]any{"audit": shown, "next_cursor": nextCursor(len(list), page.Limit, last)})
 }

@@ -23,13 +23,13 @@ func (a *API) ListDeadLetterGroups(w http.ResponseWriter, r *http.Request) {
 	}
 	groups, err := a.Store.DeadLetterGroups(r.Context(), f, deadLetterGroupsLimit)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	if groups == nil {
 		groups = []models.DeadLetterGroup{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"groups": groups})
+	WriteJSON(w, http.StatusOK, map[string]any{"groups": groups})
 }
 
 // ActOnDeadLetters answers POST .../dead-letters/act-on-all: replay (one mode
@@ -54,18 +54,18 @@ func (a *API) ActOnDeadLetters(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	f := models.DeadLetterFilter{WorkspaceID: workspaceFrom(r).ID, Kind: in.Filter.Kind, Reason: in.Filter.Reason,
+	f := models.DeadLetterFilter{WorkspaceID: WorkspaceFrom(r).ID, Kind: in.Filter.Kind, Reason: in.Filter.Reason,
 		ContactID: in.Filter.ContactID, SourceID: in.Filter.SourceID}
 	if f.ContactID != "" {
 		if _, err := uuid.Parse(f.ContactID); err != nil {
-			writeError(w, http.StatusBadRequest, "filter.contact_id", "contact_id must be a contact id")
+			WriteError(w, http.StatusBadRequest, "filter.contact_id", "contact_id must be a contact id")
 			return
 		}
 	}
 	if in.Filter.OlderThan != "" {
 		d, err := time.ParseDuration(in.Filter.OlderThan)
 		if err != nil || d < 0 {
-			writeError(w, http.StatusBadRequest, "filter.older_than", "older_than must be a duration such as 30m or 24h")
+			WriteError(w, http.StatusBadRequest, "filter.older_than", "older_than must be a duration such as 30m or 24h")
 			return
 		}
 		f.OlderThan = d
@@ -74,14 +74,14 @@ func (a *API) ActOnDeadLetters(w http.ResponseWriter, r *http.Request) {
 		in.Mode = apply.ReplayAsIs
 	}
 	res, err := a.Applier.ActOnDeadLetters(r.Context(), apply.BulkDeadLetters{Filter: f, Action: in.Action, Mode: in.Mode, Stage: in.Stage,
-		Note: in.Note, ResetBreaker: in.ResetBreaker}, actor(r))
+		Note: in.Note, ResetBreaker: in.ResetBreaker}, Actor(r))
 	var oe *apply.OperatorError
 	switch {
 	case errors.As(err, &oe):
-		writeError(w, http.StatusBadRequest, oe.Field, oe.Message)
+		WriteError(w, http.StatusBadRequest, oe.Field, oe.Message)
 	case err != nil:
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, res)
+		WriteJSON(w, http.StatusOK, res)
 	}
 }

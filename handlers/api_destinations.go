@@ -38,32 +38,32 @@ func (h *Destinations) CreateDestination(w http.ResponseWriter, r *http.Request)
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	id, err := h.act().CreateDestination(r.Context(), workspaceFrom(r).ID, actor(r), in)
+	id, err := h.act().CreateDestination(r.Context(), WorkspaceFrom(r).ID, Actor(r), in)
 	if err != nil {
 		writeActionError(h.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"id": id})
+	WriteJSON(w, http.StatusCreated, map[string]any{"id": id})
 }
 
 // ListDestinations answers {"destinations":[...]} without credentials.
 func (h *Destinations) ListDestinations(w http.ResponseWriter, r *http.Request) {
-	list, err := h.Store.DestinationList(r.Context(), workspaceFrom(r).ID)
+	list, err := h.Store.DestinationList(r.Context(), WorkspaceFrom(r).ID)
 	if err != nil {
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return
 	}
 	out := make([]actions.DestinationView, len(list))
 	for i, d := range list {
 		out[i] = actions.ViewDestination(d)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"destinations": out})
+	WriteJSON(w, http.StatusOK, map[string]any{"destinations": out})
 }
 
 // GetDestination answers one destination.
 func (h *Destinations) GetDestination(w http.ResponseWriter, r *http.Request) {
 	if d, ok := h.load(w, r); ok {
-		writeJSON(w, http.StatusOK, actions.ViewDestination(d))
+		WriteJSON(w, http.StatusOK, actions.ViewDestination(d))
 	}
 }
 
@@ -77,12 +77,12 @@ func (h *Destinations) UpdateDestination(w http.ResponseWriter, r *http.Request)
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	fresh, err := h.act().UpdateDestination(r.Context(), d, actor(r), in)
+	fresh, err := h.act().UpdateDestination(r.Context(), d, Actor(r), in)
 	if err != nil {
 		writeActionError(h.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, actions.ViewDestination(fresh))
+	WriteJSON(w, http.StatusOK, actions.ViewDestination(fresh))
 }
 
 // DeleteDestination removes a destination; its pending work is dropped with it.
@@ -101,11 +101,11 @@ func (h *Destinations) DeleteDestination(w http.ResponseWriter, r *http.Request)
 		if err := tx.SyncDropDestination(r.Context(), d.ID); err != nil {
 			return err
 		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: d.WorkspaceID, Actor: actor(r), Action: "destination.delete",
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: d.WorkspaceID, Actor: Actor(r), Action: "destination.delete",
 			SubjectType: "destination", SubjectID: strconv.FormatInt(d.ID, 10), Before: before})
 	})
 	if err != nil {
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return
 	}
 	h.Connector.Forget(d.ID)
@@ -116,16 +116,16 @@ func (h *Destinations) DeleteDestination(w http.ResponseWriter, r *http.Request)
 func (h *Destinations) load(w http.ResponseWriter, r *http.Request) (models.Destination, bool) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "id", "unknown destination")
+		WriteError(w, http.StatusNotFound, "id", "unknown destination")
 		return models.Destination{}, false
 	}
-	d, err := h.Store.DestinationGet(r.Context(), workspaceFrom(r).ID, id)
+	d, err := h.Store.DestinationGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "id", "unknown destination")
+		WriteError(w, http.StatusNotFound, "id", "unknown destination")
 		return d, false
 	}
 	if err != nil {
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return d, false
 	}
 	return d, true

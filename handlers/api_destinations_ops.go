@@ -20,14 +20,14 @@ func crmError(w http.ResponseWriter, err error) {
 	var ce *crm.Error
 	if egress.IsBlocked(err) {
 		// The outbound guard refused the address before any request left: no credential was tried.
-		writeJSON(w, http.StatusBadGateway, map[string]any{"error": err.Error(), "class": "blocked", "status": 0})
+		WriteJSON(w, http.StatusBadGateway, map[string]any{"error": err.Error(), "class": "blocked", "status": 0})
 		return
 	}
 	if errors.As(err, &ce) {
-		writeJSON(w, http.StatusBadGateway, map[string]any{"error": ce.Error(), "class": ce.Class.String(), "status": ce.Status})
+		WriteJSON(w, http.StatusBadGateway, map[string]any{"error": ce.Error(), "class": ce.Class.String(), "status": ce.Status})
 		return
 	}
-	writeJSON(w, http.StatusBadGateway, map[string]any{"error": err.Error()})
+	WriteJSON(w, http.StatusBadGateway, map[string]any{"error": err.Error()})
 }
 
 // onboardingError answers an onboarding action's error; a CRM's failure and fields it cannot create keep
@@ -39,7 +39,7 @@ func (h *Destinations) onboardingError(w http.ResponseWriter, r *http.Request, e
 	case errors.As(err, &crmErr):
 		crmError(w, crmErr.Err)
 	case errors.As(err, &fieldsErr):
-		writeJSON(w, http.StatusConflict, map[string]any{"error": fieldsErr.Message, "loop": fieldsErr.Loop})
+		WriteJSON(w, http.StatusConflict, map[string]any{"error": fieldsErr.Message, "loop": fieldsErr.Loop})
 	default:
 		writeActionError(h.Log, w, r, err)
 	}
@@ -54,7 +54,7 @@ func (h *Destinations) adapter(w http.ResponseWriter, r *http.Request) (models.D
 	a, err := h.Connector.Adapter(ctx, d)
 	if err != nil {
 		cancel()
-		writeError(w, http.StatusBadRequest, "", "destination cannot be used: "+err.Error())
+		WriteError(w, http.StatusBadRequest, "", "destination cannot be used: "+err.Error())
 		return d, nil, nil, nil, false
 	}
 	return d, a, ctx, cancel, true
@@ -74,7 +74,7 @@ func (h *Destinations) TestConnection(w http.ResponseWriter, r *http.Request) {
 		h.onboardingError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": rep.Connected, "setup_complete": rep.Complete(), "missing": rep.Missing, "can_create": rep.CanCreate})
+	WriteJSON(w, http.StatusOK, map[string]any{"ok": rep.Connected, "setup_complete": rep.Complete(), "missing": rep.Missing, "can_create": rep.CanCreate})
 }
 
 // Discover answers the CRM's custom fields, pipelines/stages, lifecycle options and the loop-field check.
@@ -89,7 +89,7 @@ func (h *Destinations) Discover(w http.ResponseWriter, r *http.Request) {
 		crmError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, disc)
+	WriteJSON(w, http.StatusOK, disc)
 }
 
 // LoopFields checks the loop-breaker fields; with {"create":true} it creates the missing loop-breaker
@@ -107,12 +107,12 @@ func (h *Destinations) LoopFields(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := h.act().LoopFields(r.Context(), d, actor(r), in.Create)
+	res, err := h.act().LoopFields(r.Context(), d, Actor(r), in.Create)
 	if err != nil {
 		h.onboardingError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"loop": res.Loop, "created": len(res.Created) > 0, "created_fields": res.Created,
+	WriteJSON(w, http.StatusOK, map[string]any{"loop": res.Loop, "created": len(res.Created) > 0, "created_fields": res.Created,
 		"missing": res.Missing, "resumed": res.Resumed})
 }
 
@@ -125,21 +125,21 @@ func (h *Destinations) StartImport(w http.ResponseWriter, r *http.Request) {
 	var im models.SyncImport
 	err := h.Store.Tx(r.Context(), func(tx *models.Store) error {
 		var err error
-		if im, err = tx.SyncImportStart(r.Context(), d.ID, actor(r)); err != nil {
+		if im, err = tx.SyncImportStart(r.Context(), d.ID, Actor(r)); err != nil {
 			return err
 		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: d.WorkspaceID, Actor: actor(r), Action: "destination.import",
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: d.WorkspaceID, Actor: Actor(r), Action: "destination.import",
 			SubjectType: "destination", SubjectID: strconv.FormatInt(d.ID, 10), After: map[string]any{"import_id": im.ID}})
 	})
 	if err != nil {
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return
 	}
-	if err := h.Sync.StartImport(r.Context(), d.ID, im.ID, actor(r)); err != nil {
-		serverError(h.Log, w, r, err)
+	if err := h.Sync.StartImport(r.Context(), d.ID, im.ID, Actor(r)); err != nil {
+		ServerError(h.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"import_id": im.ID, "status": im.Status})
+	WriteJSON(w, http.StatusAccepted, map[string]any{"import_id": im.ID, "status": im.Status})
 }
 
 // GetImport answers one import run.
@@ -151,14 +151,14 @@ func (h *Destinations) GetImport(w http.ResponseWriter, r *http.Request) {
 	id, _ := strconv.ParseInt(chi.URLParam(r, "import"), 10, 64)
 	im, err := h.Store.SyncImportGet(r.Context(), d.ID, id)
 	if errors.Is(err, models.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "import", "unknown import")
+		WriteError(w, http.StatusNotFound, "import", "unknown import")
 		return
 	}
 	if err != nil {
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, im)
+	WriteJSON(w, http.StatusOK, im)
 }
 
 // Stats answers CRM calls, 429s, failures, synced versions, queue depth and age, sync lag, conflicts, drift.
@@ -169,10 +169,10 @@ func (h *Destinations) Stats(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := h.Store.DestinationStatsGet(r.Context(), d)
 	if err != nil {
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	WriteJSON(w, http.StatusOK, st)
 }
 
 // Conflicts answers the remote edits leadgate kept, newest first (?contact_id=, ?limit=, ?cursor=).
@@ -187,14 +187,14 @@ func (h *Destinations) Conflicts(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := h.Store.SyncConflicts(r.Context(), d.ID, r.URL.Query().Get("contact_id"), page)
 	if err != nil {
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return
 	}
 	last := ""
 	if len(list) > 0 {
 		last = strconv.FormatInt(list[len(list)-1].ID, 10)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"conflicts": list, "next_cursor": nextCursor(len(list), page.Limit, last)})
+	WriteJSON(w, http.StatusOK, map[string]any{"conflicts": list, "next_cursor": nextCursor(len(list), page.Limit, last)})
 }
 
 // Drift answers the latest drift check's differences between what leadgate wrote and the CRM.
@@ -205,10 +205,10 @@ func (h *Destinations) Drift(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := h.Store.SyncDriftList(r.Context(), d.ID, 500)
 	if err != nil {
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"drift": list})
+	WriteJSON(w, http.StatusOK, map[string]any{"drift": list})
 }
 
 // Resync queues the current state of one contact ({"contact_id"}) or of every contact ({}) for the destination.
@@ -241,46 +241,46 @@ func (h *Destinations) Resync(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: d.WorkspaceID, Actor: actor(r), Action: "destination.resync",
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: d.WorkspaceID, Actor: Actor(r), Action: "destination.resync",
 			SubjectType: "destination", SubjectID: strconv.FormatInt(d.ID, 10), After: map[string]any{"contact_id": in.ContactID, "queued": n}})
 	})
 	if errors.Is(err, models.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "contact_id", "unknown contact")
+		WriteError(w, http.StatusNotFound, "contact_id", "unknown contact")
 		return
 	}
 	if err != nil {
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return
 	}
 	if h.Sync != nil {
 		_ = h.Sync.Kick(r.Context())
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"queued": n})
+	WriteJSON(w, http.StatusAccepted, map[string]any{"queued": n})
 }
 
 // ReplayDeadLetter resends the contact's CURRENT desired state for a CRM dead letter (never its payload).
 func (h *Destinations) ReplayDeadLetter(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "dl"), 10, 64)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "id", "unknown dead letter")
+		WriteError(w, http.StatusNotFound, "id", "unknown dead letter")
 		return
 	}
-	p, err := h.Store.SyncReplayDeadLetter(r.Context(), workspaceFrom(r).ID, id, actor(r))
+	p, err := h.Store.SyncReplayDeadLetter(r.Context(), WorkspaceFrom(r).ID, id, Actor(r))
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		writeError(w, http.StatusNotFound, "id", "no open dead letter "+strconv.FormatInt(id, 10))
+		WriteError(w, http.StatusNotFound, "id", "no open dead letter "+strconv.FormatInt(id, 10))
 		return
 	case errors.Is(err, models.ErrNotCRMDeadLetter):
-		writeError(w, http.StatusBadRequest, "id", "dead letter "+strconv.FormatInt(id, 10)+" is not a CRM sync dead letter")
+		WriteError(w, http.StatusBadRequest, "id", "dead letter "+strconv.FormatInt(id, 10)+" is not a CRM sync dead letter")
 		return
 	case err != nil:
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return
 	}
 	if h.Sync != nil {
 		_ = h.Sync.Kick(r.Context())
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterReplayed, "destination_id": p.DestinationID, "contact_id": p.ContactID})
+	WriteJSON(w, http.StatusOK, map[string]any{"status": models.DeadLetterReplayed, "destination_id": p.DestinationID, "contact_id": p.ContactID})
 }
 
 // SandboxContacts browses a sandbox destination's records (?limit=, ?cursor=).
@@ -290,7 +290,7 @@ func (h *Destinations) SandboxContacts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if d.Kind != crm.KindSandbox {
-		writeError(w, http.StatusBadRequest, "id", "destination "+d.Name+" is not a sandbox")
+		WriteError(w, http.StatusBadRequest, "id", "destination "+d.Name+" is not a sandbox")
 		return
 	}
 	page, ok := pageFrom(w, r)
@@ -300,12 +300,12 @@ func (h *Destinations) SandboxContacts(w http.ResponseWriter, r *http.Request) {
 	after, _ := strconv.ParseInt(page.Cursor, 10, 64)
 	recs, err := sandbox.List(r.Context(), h.Store.DB(), d.ID, after, page.Limit)
 	if err != nil {
-		serverError(h.Log, w, r, err)
+		ServerError(h.Log, w, r, err)
 		return
 	}
 	last := ""
 	if len(recs) > 0 {
 		last = strconv.FormatInt(recs[len(recs)-1].ID, 10)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"contacts": recs, "next_cursor": nextCursor(len(recs), page.Limit, last)})
+	WriteJSON(w, http.StatusOK, map[string]any{"contacts": recs, "next_cursor": nextCursor(len(recs), page.Limit, last)})
 }

@@ -60,15 +60,15 @@ func (a *API) ListEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	f := models.EventFilter{WorkspaceID: workspaceFrom(r).ID, Status: q.Get("status"), Email: q.Get("email")}
-	if f.Status != "" && !isEventStatus(f.Status) {
-		writeError(w, http.StatusBadRequest, "status", "unknown status "+strconv.Quote(f.Status))
+	f := models.EventFilter{WorkspaceID: WorkspaceFrom(r).ID, Status: q.Get("status"), Email: q.Get("email")}
+	if f.Status != "" && !IsEventStatus(f.Status) {
+		WriteError(w, http.StatusBadRequest, "status", "unknown status "+strconv.Quote(f.Status))
 		return
 	}
 	if raw := q.Get("source"); raw != "" {
 		id, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "source", "source must be a source id")
+			WriteError(w, http.StatusBadRequest, "source", "source must be a source id")
 			return
 		}
 		f.SourceID = id
@@ -78,7 +78,7 @@ func (a *API) ListEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := a.Store.EventList(r.Context(), f, page)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	out := make([]eventJSON, len(list))
@@ -86,42 +86,42 @@ func (a *API) ListEvents(w http.ResponseWriter, r *http.Request) {
 	for i, e := range list {
 		out[i], last = eventView(e, false), e.ID
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": out, "next_cursor": nextCursor(len(list), page.Limit, last)})
+	WriteJSON(w, http.StatusOK, map[string]any{"events": out, "next_cursor": nextCursor(len(list), page.Limit, last)})
 }
 
 // GetEvent answers one event with its payload.
 func (a *API) GetEvent(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	if _, err := uuid.Parse(id); err != nil {
-		writeError(w, http.StatusNotFound, "id", "unknown event")
+		WriteError(w, http.StatusNotFound, "id", "unknown event")
 		return
 	}
-	e, err := a.Store.EventGet(r.Context(), workspaceFrom(r).ID, id)
+	e, err := a.Store.EventGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) {
 		// An id acknowledged from the spool may stand for an event stored under another id.
-		if orig, aerr := a.Store.EventResolveAlias(r.Context(), workspaceFrom(r).ID, id); aerr == nil {
-			e, err = a.Store.EventGet(r.Context(), workspaceFrom(r).ID, orig)
+		if orig, aerr := a.Store.EventResolveAlias(r.Context(), WorkspaceFrom(r).ID, id); aerr == nil {
+			e, err = a.Store.EventGet(r.Context(), WorkspaceFrom(r).ID, orig)
 		}
 	}
 	if errors.Is(err, models.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "id", "unknown event")
+		WriteError(w, http.StatusNotFound, "id", "unknown event")
 		return
 	}
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	v := eventView(e, true)
-	v.Payload, v.Fields, v.Attribution = maskFor(r, v.Payload), maskFor(r, v.Fields), maskFor(r, v.Attribution)
-	writeJSON(w, http.StatusOK, v)
+	v.Payload, v.Fields, v.Attribution = MaskFor(r, v.Payload), MaskFor(r, v.Fields), MaskFor(r, v.Attribution)
+	WriteJSON(w, http.StatusOK, v)
 }
 
 // GetStats answers CONTRACT.md's counters.
 func (a *API) GetStats(w http.ResponseWriter, r *http.Request) {
-	st, err := a.Store.StatsGet(r.Context(), workspaceFrom(r).ID)
+	st, err := a.Store.StatsGet(r.Context(), WorkspaceFrom(r).ID)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	WriteJSON(w, http.StatusOK, st)
 }

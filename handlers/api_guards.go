@@ -44,12 +44,12 @@ type loopSettingsJSON struct {
 
 // GetLoopSettings answers the saved loop settings and the values in force.
 func (g *GuardsAPI) GetLoopSettings(w http.ResponseWriter, r *http.Request) {
-	s, err := g.Store.GuardSettingsGet(r.Context(), workspaceFrom(r).ID)
+	s, err := g.Store.GuardSettingsGet(r.Context(), WorkspaceFrom(r).ID)
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		ServerError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, loopSettingsJSON{Saved: s.Loop, Effective: s.Loop.WithDefaults()})
+	WriteJSON(w, http.StatusOK, loopSettingsJSON{Saved: s.Loop, Effective: s.Loop.WithDefaults()})
 }
 
 // PutLoopSettings replaces the loop settings (0 / "" fields mean the default).
@@ -58,25 +58,25 @@ func (g *GuardsAPI) PutLoopSettings(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	saved, err := g.actions().PutLoopSettings(r.Context(), workspaceFrom(r), actor(r), in)
+	saved, err := g.actions().PutLoopSettings(r.Context(), WorkspaceFrom(r), Actor(r), in)
 	if err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, loopSettingsJSON{Saved: saved, Effective: saved.WithDefaults()})
+	WriteJSON(w, http.StatusOK, loopSettingsJSON{Saved: saved, Effective: saved.WithDefaults()})
 }
 
 // GetAlertingSettings answers the heartbeat URL and the allowed hosts.
 func (g *GuardsAPI) GetAlertingSettings(w http.ResponseWriter, r *http.Request) {
-	s, err := g.Store.GuardSettingsGet(r.Context(), workspaceFrom(r).ID)
+	s, err := g.Store.GuardSettingsGet(r.Context(), WorkspaceFrom(r).ID)
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		ServerError(g.Log, w, r, err)
 		return
 	}
 	if s.Alerting.AllowedHosts == nil {
 		s.Alerting.AllowedHosts = []string{}
 	}
-	writeJSON(w, http.StatusOK, s.Alerting)
+	WriteJSON(w, http.StatusOK, s.Alerting)
 }
 
 // PutAlertingSettings replaces them (admin only: allowed hosts open the SSRF guard).
@@ -85,12 +85,12 @@ func (g *GuardsAPI) PutAlertingSettings(w http.ResponseWriter, r *http.Request) 
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	saved, err := g.actions().PutAlertingSettings(r.Context(), workspaceFrom(r), actor(r), in)
+	saved, err := g.actions().PutAlertingSettings(r.Context(), WorkspaceFrom(r), Actor(r), in)
 	if err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, saved)
+	WriteJSON(w, http.StatusOK, saved)
 }
 
 // ListBreakers answers the workspace's circuit breakers (?status=tripped|reset|all).
@@ -101,28 +101,28 @@ func (g *GuardsAPI) ListBreakers(w http.ResponseWriter, r *http.Request) {
 	}
 	status := r.URL.Query().Get("status")
 	if status != "" && status != models.BreakerTripped && status != models.BreakerReset && status != "all" {
-		writeError(w, http.StatusBadRequest, "status", "status must be tripped, reset or all")
+		WriteError(w, http.StatusBadRequest, "status", "status must be tripped, reset or all")
 		return
 	}
-	list, err := g.Store.BreakerList(r.Context(), workspaceFrom(r).ID, status, page)
+	list, err := g.Store.BreakerList(r.Context(), WorkspaceFrom(r).ID, status, page)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
+		WriteError(w, http.StatusBadRequest, "cursor", "invalid cursor")
 		return
 	}
 	last := ""
 	if len(list) > 0 {
 		last = list[len(list)-1].TrippedAt.Format(time.RFC3339Nano)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"breakers": list, "next_cursor": nextCursor(len(list), page.Limit, last)})
+	WriteJSON(w, http.StatusOK, map[string]any{"breakers": list, "next_cursor": nextCursor(len(list), page.Limit, last)})
 }
 
 // ResetBreaker closes a contact's tripped breaker: its events flow again
 // (its held dead letters stay for an operator to replay or discard).
 func (g *GuardsAPI) ResetBreaker(w http.ResponseWriter, r *http.Request) {
-	after, err := g.actions().ResetBreaker(r.Context(), workspaceFrom(r), actor(r), chi.URLParam(r, "contact"))
+	after, err := g.actions().ResetBreaker(r.Context(), WorkspaceFrom(r), Actor(r), chi.URLParam(r, "contact"))
 	if err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, after)
+	WriteJSON(w, http.StatusOK, after)
 }

@@ -13,15 +13,15 @@ import (
 
 // ListSilenceAlarms answers the workspace's silence alarms with their state.
 func (g *GuardsAPI) ListSilenceAlarms(w http.ResponseWriter, r *http.Request) {
-	list, err := g.Store.SilenceAlarmList(r.Context(), workspaceFrom(r).ID)
+	list, err := g.Store.SilenceAlarmList(r.Context(), WorkspaceFrom(r).ID)
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		ServerError(g.Log, w, r, err)
 		return
 	}
 	if list == nil {
 		list = []models.SilenceAlarm{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"silence_alarms": list})
+	WriteJSON(w, http.StatusOK, map[string]any{"silence_alarms": list})
 }
 
 // CreateSilenceAlarm adds a silence alarm (one per scope and metric).
@@ -30,19 +30,19 @@ func (g *GuardsAPI) CreateSilenceAlarm(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	a, err := g.actions().CreateSilenceAlarm(r.Context(), workspaceFrom(r), actor(r), in)
+	a, err := g.actions().CreateSilenceAlarm(r.Context(), WorkspaceFrom(r), Actor(r), in)
 	if err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, a)
+	WriteJSON(w, http.StatusCreated, a)
 }
 
 // silenceID reads {id}; an id that is no number names no alarm.
 func silenceID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "id", "unknown silence alarm")
+		WriteError(w, http.StatusNotFound, "id", "unknown silence alarm")
 		return 0, false
 	}
 	return id, true
@@ -58,12 +58,12 @@ func (g *GuardsAPI) UpdateSilenceAlarm(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	a, err := g.actions().UpdateSilenceAlarm(r.Context(), workspaceFrom(r), actor(r), id, in)
+	a, err := g.actions().UpdateSilenceAlarm(r.Context(), WorkspaceFrom(r), Actor(r), id, in)
 	if err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, a)
+	WriteJSON(w, http.StatusOK, a)
 }
 
 // DeleteSilenceAlarm removes an alarm.
@@ -72,7 +72,7 @@ func (g *GuardsAPI) DeleteSilenceAlarm(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := g.actions().DeleteSilenceAlarm(r.Context(), workspaceFrom(r), actor(r), id); err != nil {
+	if err := g.actions().DeleteSilenceAlarm(r.Context(), WorkspaceFrom(r), Actor(r), id); err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
@@ -90,9 +90,9 @@ type healthAlarmJSON struct {
 
 // ListHealthAlarms answers every health metric with its threshold and state.
 func (g *GuardsAPI) ListHealthAlarms(w http.ResponseWriter, r *http.Request) {
-	stored, err := g.Store.HealthAlarmList(r.Context(), workspaceFrom(r).ID)
+	stored, err := g.Store.HealthAlarmList(r.Context(), WorkspaceFrom(r).ID)
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		ServerError(g.Log, w, r, err)
 		return
 	}
 	by := map[string]models.HealthAlarm{}
@@ -110,24 +110,24 @@ func (g *GuardsAPI) ListHealthAlarms(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"health_alarms": out})
+	WriteJSON(w, http.StatusOK, map[string]any{"health_alarms": out})
 }
 
 // PutHealthAlarm sets one metric's threshold and whether it is enabled.
 func (g *GuardsAPI) PutHealthAlarm(w http.ResponseWriter, r *http.Request) {
 	metric, ok := alarm.HealthMetricByName(chi.URLParam(r, "metric"))
 	if !ok {
-		writeError(w, http.StatusNotFound, "metric", "unknown health metric")
+		WriteError(w, http.StatusNotFound, "metric", "unknown health metric")
 		return
 	}
 	var in actions.HealthInput
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	saved, err := g.actions().PutHealthAlarm(r.Context(), workspaceFrom(r), actor(r), metric, in)
+	saved, err := g.actions().PutHealthAlarm(r.Context(), WorkspaceFrom(r), Actor(r), metric, in)
 	if err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, saved)
+	WriteJSON(w, http.StatusOK, saved)
 }

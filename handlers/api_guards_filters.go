@@ -17,16 +17,16 @@ import (
 func (g *GuardsAPI) filterSource(w http.ResponseWriter, r *http.Request) (models.Source, bool) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "id", "unknown source")
+		WriteError(w, http.StatusNotFound, "id", "unknown source")
 		return models.Source{}, false
 	}
-	src, err := g.Store.SourceGet(r.Context(), workspaceFrom(r).ID, id)
+	src, err := g.Store.SourceGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && src.DeletedAt != nil) {
-		writeError(w, http.StatusNotFound, "id", "unknown source")
+		WriteError(w, http.StatusNotFound, "id", "unknown source")
 		return src, false
 	}
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		ServerError(g.Log, w, r, err)
 		return src, false
 	}
 	return src, true
@@ -40,14 +40,14 @@ func (g *GuardsAPI) GetSourceFilters(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := g.Store.SourceFilterGet(r.Context(), src.WorkspaceID, src.ID)
 	if errors.Is(err, models.ErrNotFound) {
-		writeJSON(w, http.StatusOK, actions.FilterSet{SourceID: src.ID, Rules: []filter.Rule{}})
+		WriteJSON(w, http.StatusOK, actions.FilterSet{SourceID: src.ID, Rules: []filter.Rule{}})
 		return
 	}
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		ServerError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, actions.FilterSetOf(f))
+	WriteJSON(w, http.StatusOK, actions.FilterSetOf(f))
 }
 
 // PutSourceFilters replaces a source's rule set after compiling every rule.
@@ -60,12 +60,12 @@ func (g *GuardsAPI) PutSourceFilters(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	saved, err := g.actions().PutSourceFilters(r.Context(), actor(r), src, in.Rules)
+	saved, err := g.actions().PutSourceFilters(r.Context(), Actor(r), src, in.Rules)
 	if err != nil {
 		writeActionError(g.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, saved)
+	WriteJSON(w, http.StatusOK, saved)
 }
 
 // DeleteSourceFilters removes a source's rule set: it keeps every event again.
@@ -82,15 +82,15 @@ func (g *GuardsAPI) DeleteSourceFilters(w http.ResponseWriter, r *http.Request) 
 		if _, err := tx.SourceFilterDelete(r.Context(), src.WorkspaceID, src.ID); err != nil {
 			return err
 		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: src.WorkspaceID, Actor: actor(r), Action: "source_filters.delete",
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: src.WorkspaceID, Actor: Actor(r), Action: "source_filters.delete",
 			SubjectType: "source", SubjectID: strconv.FormatInt(src.ID, 10), Before: actions.FilterSetOf(cur)})
 	})
 	if errors.Is(err, models.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "id", "this source has no filter rules")
+		WriteError(w, http.StatusNotFound, "id", "this source has no filter rules")
 		return
 	}
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		ServerError(g.Log, w, r, err)
 		return
 	}
 	g.actions().ForgetFilters(src.ID)
@@ -123,7 +123,7 @@ func (g *GuardsAPI) TestSourceFilters(w http.ResponseWriter, r *http.Request) {
 		set, err = filter.Compile(in.Rules)
 		var re *filter.RuleError
 		if errors.As(err, &re) {
-			writeError(w, http.StatusBadRequest, re.Field, re.Message)
+			WriteError(w, http.StatusBadRequest, re.Field, re.Message)
 			return
 		}
 	} else {
@@ -131,7 +131,7 @@ func (g *GuardsAPI) TestSourceFilters(w http.ResponseWriter, r *http.Request) {
 		set, err = loader.ForSource(r.Context(), src.WorkspaceID, src.ID)
 	}
 	if err != nil {
-		serverError(g.Log, w, r, err)
+		ServerError(g.Log, w, r, err)
 		return
 	}
 	if in.Event.Source == "" {
@@ -141,5 +141,5 @@ func (g *GuardsAPI) TestSourceFilters(w http.ResponseWriter, r *http.Request) {
 	if v.Tags == nil {
 		v.Tags = []string{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"drop": v.Drop, "rule": v.Rule, "tags": v.Tags, "errors": v.Errors, "reason": v.Reason()})
+	WriteJSON(w, http.StatusOK, map[string]any{"drop": v.Drop, "rule": v.Rule, "tags": v.Tags, "errors": v.Errors, "reason": v.Reason()})
 }

@@ -22,7 +22,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) bool {
 	// The body is read as JSON whatever Content-Type says: `curl -d` labels
 	// JSON as a form, and refusing it would only annoy operators.
 	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
-		writeError(w, http.StatusUnsupportedMediaType, "", "send application/json")
+		WriteError(w, http.StatusUnsupportedMediaType, "", "send application/json")
 		return false
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAPIBody))
@@ -32,21 +32,21 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) bool {
 		var typeErr *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &tooBig):
-			writeError(w, http.StatusRequestEntityTooLarge, "", "request body too large")
+			WriteError(w, http.StatusRequestEntityTooLarge, "", "request body too large")
 		case errors.As(err, &typeErr):
-			writeError(w, http.StatusBadRequest, typeErr.Field, fmt.Sprintf("%s must be a %s", typeErr.Field, typeErr.Type))
+			WriteError(w, http.StatusBadRequest, typeErr.Field, fmt.Sprintf("%s must be a %s", typeErr.Field, typeErr.Type))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			writeError(w, http.StatusBadRequest, f, "unknown field "+f)
+			WriteError(w, http.StatusBadRequest, f, "unknown field "+f)
 		case errors.Is(err, io.EOF):
-			writeError(w, http.StatusBadRequest, "", "request body is empty")
+			WriteError(w, http.StatusBadRequest, "", "request body is empty")
 		default:
-			writeError(w, http.StatusBadRequest, "", "malformed JSON: "+err.Error())
+			WriteError(w, http.StatusBadRequest, "", "malformed JSON: "+err.Error())
 		}
 		return false
 	}
 	if dec.More() {
-		writeError(w, http.StatusBadRequest, "", "request body has trailing data")
+		WriteError(w, http.StatusBadRequest, "", "request body has trailing data")
 		return false
 	}
 	return true
@@ -58,7 +58,7 @@ func pageFrom(w http.ResponseWriter, r *http.Request) (models.Page, bool) {
 	if raw := r.URL.Query().Get("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > 500 {
-			writeError(w, http.StatusBadRequest, "limit", "limit must be a whole number from 1 to 500")
+			WriteError(w, http.StatusBadRequest, "limit", "limit must be a whole number from 1 to 500")
 			return p, false
 		}
 		p.Limit = n
@@ -72,7 +72,7 @@ func cursorParses(w http.ResponseWriter, page models.Page, parse func(string) er
 	if page.Cursor == "" || parse(page.Cursor) == nil {
 		return true
 	}
-	writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
+	WriteError(w, http.StatusBadRequest, "cursor", "invalid cursor")
 	return false
 }
 

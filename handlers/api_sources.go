@@ -13,15 +13,15 @@ import (
 	"github.com/leadgate/leadgate/models"
 )
 
-func (a *API) sourceView(s models.Source) sourceJSON {
-	return sourceJSON{ID: s.ID, Name: s.Name, Kind: s.Kind, Channel: s.Channel, IngestURL: a.PublicURL + "/hooks/" + s.Token,
+func (a *API) sourceView(s models.Source) SourceJSON {
+	return SourceJSON{ID: s.ID, Name: s.Name, Kind: s.Kind, Channel: s.Channel, IngestURL: a.PublicURL + "/hooks/" + s.Token,
 		Enabled: s.Enabled, Config: s.Config, CreatedAt: s.CreatedAt}
 }
 
 // CreateSource answers 201 {"id","ingest_url","secret"}; the secret is shown only here and on rotation.
 func (a *API) CreateSource(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
-	var in sourceInput
+	ws := WorkspaceFrom(r)
+	var in SourceInput
 	if !decodeJSON(w, r, &in) {
 		return
 	}
@@ -29,15 +29,15 @@ func (a *API) CreateSource(w http.ResponseWriter, r *http.Request) {
 	if secret == "" && signature.Known(in.Kind) && signature.GeneratesSecret(in.Kind) {
 		var err error
 		if secret, err = signature.NewSecret(in.Kind); err != nil {
-			serverError(a.Log, w, r, err)
+			ServerError(a.Log, w, r, err)
 			return
 		}
 	}
 	if in.Kind == "facebook-leads" && in.VerifyToken == "" {
-		in.VerifyToken = randomHex(16)
+		in.VerifyToken = RandomHex(16)
 	}
-	if field, msg := validateSource(&in, secret); field != "" {
-		writeError(w, http.StatusBadRequest, field, msg)
+	if field, msg := ValidateSource(&in, secret); field != "" {
+		WriteError(w, http.StatusBadRequest, field, msg)
 		return
 	}
 	if !a.stageAliasesOK(w, r, &in) {
@@ -45,7 +45,7 @@ func (a *API) CreateSource(w http.ResponseWriter, r *http.Request) {
 	}
 	sealed, err := a.Box.Seal(secret)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	src := models.Source{WorkspaceID: ws.ID, Name: in.Name, Kind: in.Kind, Channel: in.Channel, SecretEnc: sealed, Config: in.SourceConfig}
@@ -53,62 +53,62 @@ func (a *API) CreateSource(w http.ResponseWriter, r *http.Request) {
 		if err := tx.SourceCreate(r.Context(), &src); err != nil {
 			return err
 		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: ws.ID, Actor: actor(r), Action: "source.create",
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: ws.ID, Actor: Actor(r), Action: "source.create",
 			SubjectType: "source", SubjectID: strconv.FormatInt(src.ID, 10), After: a.sourceView(src)})
 	})
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	out := map[string]any{"id": src.ID, "ingest_url": a.PublicURL + "/hooks/" + src.Token, "secret": secret, "kind": src.Kind}
 	if in.VerifyToken != "" {
 		out["verify_token"] = in.VerifyToken
 	}
-	writeJSON(w, http.StatusCreated, out)
+	WriteJSON(w, http.StatusCreated, out)
 }
 
 // ListSources answers {"sources":[...]} without secrets.
 func (a *API) ListSources(w http.ResponseWriter, r *http.Request) {
-	list, err := a.Store.SourceList(r.Context(), workspaceFrom(r).ID)
+	list, err := a.Store.SourceList(r.Context(), WorkspaceFrom(r).ID)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
-	out := make([]sourceJSON, len(list))
+	out := make([]SourceJSON, len(list))
 	for i, s := range list {
 		out[i] = a.sourceView(s)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sources": out})
+	WriteJSON(w, http.StatusOK, map[string]any{"sources": out})
 }
 
 // loadSource reads {id} of the current workspace, answering 404 itself.
 func (a *API) loadSource(w http.ResponseWriter, r *http.Request) (models.Source, bool) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "id", "unknown source")
+		WriteError(w, http.StatusNotFound, "id", "unknown source")
 		return models.Source{}, false
 	}
-	src, err := a.Store.SourceGet(r.Context(), workspaceFrom(r).ID, id)
+	src, err := a.Store.SourceGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && src.DeletedAt != nil) {
-		writeError(w, http.StatusNotFound, "id", "unknown source")
+		WriteError(w, http.StatusNotFound, "id", "unknown source")
 		return src, false
 	}
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return src, false
 	}
 	return src, true
 }
 
-// stageAliasesOK runs checkStageAliases, answering 400 or 500 itself.
-func (a *API) stageAliasesOK(w http.ResponseWriter, r *http.Request, in *sourceInput) bool {
-	field, msg, err := checkStageAliases(r.Context(), a.Store, workspaceFrom(r).ID, in)
+// stageAliasesOK runs CheckStageAliases, answering 400 or 500 itself.
+func (a *API) stageAliasesOK(w http.ResponseWriter, r *http.Request, in *SourceInput) bool {
+	field, msg, err := CheckStageAliases(r.Context(), a.Store, WorkspaceFrom(r).ID, in)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return false
 	}
 	if field != "" {
-		writeError(w, http.StatusBadRequest, field, msg)
+		WriteError(w, http.StatusBadRequest, field, msg)
 		return false
 	}
 	return true
@@ -117,7 +117,7 @@ func (a *API) stageAliasesOK(w http.ResponseWriter, r *http.Request, in *sourceI
 // sourceDetailJSON is one source with what it works with: the stage aliases
 // in force (its own, or its provider's defaults).
 type sourceDetailJSON struct {
-	sourceJSON
+	SourceJSON
 	StageAliases        map[string]string `json:"stage_aliases"`
 	StageAliasesDefault bool              `json:"stage_aliases_default"`
 	// Deliveries counts the deliveries it refused, by reason.
@@ -139,16 +139,16 @@ func (a *API) GetSource(w http.ResponseWriter, r *http.Request) {
 	}
 	rules, err := apply.LoadRules(r.Context(), a.Store, src.WorkspaceID)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	aliases, defaults := apply.SourceStageAliases(src, rules)
-	deliveries, alarms, err := sourceHealth(r.Context(), a.Store, src)
+	deliveries, alarms, err := SourceHealth(r.Context(), a.Store, src)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sourceDetailJSON{sourceJSON: a.sourceView(src), StageAliases: aliases, StageAliasesDefault: defaults,
+	WriteJSON(w, http.StatusOK, sourceDetailJSON{SourceJSON: a.sourceView(src), StageAliases: aliases, StageAliasesDefault: defaults,
 		Deliveries: sourceDeliveriesJSON{Refused: deliveries.Refused(), SourceDeliveries: deliveries}, Alarms: alarms})
 }
 
@@ -171,7 +171,7 @@ func (a *API) UpdateSource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	before := a.sourceView(src)
-	in := sourceInput{Name: src.Name, Kind: src.Kind, Channel: src.Channel, SourceConfig: src.Config}
+	in := SourceInput{Name: src.Name, Kind: src.Kind, Channel: src.Channel, SourceConfig: src.Config}
 	if p.Name != nil {
 		in.Name = *p.Name
 	}
@@ -183,11 +183,11 @@ func (a *API) UpdateSource(w http.ResponseWriter, r *http.Request) {
 	}
 	secret, err := a.Box.Open(src.SecretEnc)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
-	if field, msg := validateSource(&in, secret); field != "" {
-		writeError(w, http.StatusBadRequest, field, msg)
+	if field, msg := ValidateSource(&in, secret); field != "" {
+		WriteError(w, http.StatusBadRequest, field, msg)
 		return
 	}
 	if !a.stageAliasesOK(w, r, &in) {
@@ -217,7 +217,7 @@ func (a *API) RotateSourceSecret(w http.ResponseWriter, r *http.Request) {
 	grace := 24 * time.Hour
 	if in.GraceSeconds != nil {
 		if *in.GraceSeconds < 0 || *in.GraceSeconds > 30*86400 {
-			writeError(w, http.StatusBadRequest, "grace_seconds", "grace_seconds must be from 0 to 2592000")
+			WriteError(w, http.StatusBadRequest, "grace_seconds", "grace_seconds must be from 0 to 2592000")
 			return
 		}
 		grace = time.Duration(*in.GraceSeconds) * time.Second
@@ -225,18 +225,18 @@ func (a *API) RotateSourceSecret(w http.ResponseWriter, r *http.Request) {
 	secret := in.Secret
 	if secret == "" {
 		if !signature.GeneratesSecret(src.Kind) {
-			writeError(w, http.StatusBadRequest, "secret", "the provider issues this secret: send the new one as \"secret\"")
+			WriteError(w, http.StatusBadRequest, "secret", "the provider issues this secret: send the new one as \"secret\"")
 			return
 		}
 		var err error
 		if secret, err = signature.NewSecret(src.Kind); err != nil {
-			serverError(a.Log, w, r, err)
+			ServerError(a.Log, w, r, err)
 			return
 		}
 	}
 	sealed, err := a.Box.Seal(secret)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
 	until := time.Now().Add(grace)
@@ -263,11 +263,11 @@ func (a *API) saveSource(w http.ResponseWriter, r *http.Request, src models.Sour
 		if err := tx.SourceUpdate(r.Context(), &src); err != nil {
 			return err
 		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: src.WorkspaceID, Actor: actor(r), Action: action,
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: src.WorkspaceID, Actor: Actor(r), Action: action,
 			SubjectType: "source", SubjectID: strconv.FormatInt(src.ID, 10), Before: before, After: a.sourceView(src)})
 	})
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return true
 	}
 	if a.Sources != nil {
@@ -276,11 +276,11 @@ func (a *API) saveSource(w http.ResponseWriter, r *http.Request, src models.Sour
 	switch action {
 	case "source.rotate_secret":
 		secret, _ := a.Box.Open(src.SecretEnc)
-		writeJSON(w, http.StatusOK, map[string]any{"id": src.ID, "secret": secret, "previous_secret_valid_until": src.PreviousSecretUntil})
+		WriteJSON(w, http.StatusOK, map[string]any{"id": src.ID, "secret": secret, "previous_secret_valid_until": src.PreviousSecretUntil})
 	case "source.delete":
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		writeJSON(w, http.StatusOK, a.sourceView(src))
+		WriteJSON(w, http.StatusOK, a.sourceView(src))
 	}
 	return true
 }

@@ -16,16 +16,16 @@ import (
 func readRules(w http.ResponseWriter, r *http.Request) (lifecycle.Rules, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAPIBody))
 	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, "", "request body too large")
+		WriteError(w, http.StatusRequestEntityTooLarge, "", "request body too large")
 		return lifecycle.Rules{}, false
 	}
 	rules, err := lifecycle.ParseRules(body)
 	if err != nil {
 		var ve *lifecycle.ValidationError
 		if errors.As(err, &ve) {
-			writeError(w, http.StatusBadRequest, ve.Field, ve.Message)
+			WriteError(w, http.StatusBadRequest, ve.Field, ve.Message)
 		} else {
-			writeError(w, http.StatusBadRequest, "", err.Error())
+			WriteError(w, http.StatusBadRequest, "", err.Error())
 		}
 		return rules, false
 	}
@@ -34,12 +34,12 @@ func readRules(w http.ResponseWriter, r *http.Request) (lifecycle.Rules, bool) {
 
 // GetStageRules answers the rules in force and their version (0: defaults).
 func (a *API) GetStageRules(w http.ResponseWriter, r *http.Request) {
-	rules, err := apply.LoadRules(r.Context(), a.Store, workspaceFrom(r).ID)
+	rules, err := apply.LoadRules(r.Context(), a.Store, WorkspaceFrom(r).ID)
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, rules)
+	WriteJSON(w, http.StatusOK, rules)
 }
 
 // stageRuleActions is the stage-rule actions over the API's store.
@@ -53,12 +53,12 @@ func (a *API) PutStageRules(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	saved, err := a.stageRuleActions().Save(r.Context(), workspaceFrom(r).ID, actor(r), rules)
+	saved, err := a.stageRuleActions().Save(r.Context(), WorkspaceFrom(r).ID, Actor(r), rules)
 	if err != nil {
 		writeActionError(a.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, saved)
+	WriteJSON(w, http.StatusOK, saved)
 }
 
 // DryRunStageRules evaluates proposed rules against the last ?days= (default
@@ -72,15 +72,15 @@ func (a *API) DryRunStageRules(w http.ResponseWriter, r *http.Request) {
 	if raw := r.URL.Query().Get("days"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > 90 {
-			writeError(w, http.StatusBadRequest, "days", "days must be a whole number from 1 to 90")
+			WriteError(w, http.StatusBadRequest, "days", "days must be a whole number from 1 to 90")
 			return
 		}
 		days = n
 	}
-	rep, err := apply.DryRun(r.Context(), a.Store, workspaceFrom(r).ID, rules, time.Now().Add(-time.Duration(days)*24*time.Hour))
+	rep, err := apply.DryRun(r.Context(), a.Store, WorkspaceFrom(r).ID, rules, time.Now().Add(-time.Duration(days)*24*time.Hour))
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, rep)
+	WriteJSON(w, http.StatusOK, rep)
 }

@@ -11,27 +11,27 @@ import (
 func (a *API) ListWorkspaces(w http.ResponseWriter, r *http.Request) {
 	list, err := a.Store.WorkspaceList(r.Context(), false)
 	if err == nil {
-		list, err = allowedWorkspaces(r.Context(), a.Store, list)
+		list, err = AllowedWorkspaces(r.Context(), a.Store, list)
 	}
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
-	out := make([]workspaceJSON, len(list))
+	out := make([]WorkspaceJSON, len(list))
 	for i, ws := range list {
-		out[i] = workspaceJSON{Slug: ws.Slug, Name: ws.Name}
+		out[i] = WorkspaceJSON{Slug: ws.Slug, Name: ws.Name}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"workspaces": out})
+	WriteJSON(w, http.StatusOK, map[string]any{"workspaces": out})
 }
 
 // CreateWorkspace adds a workspace; 409 when the slug is taken.
 func (a *API) CreateWorkspace(w http.ResponseWriter, r *http.Request) {
-	var in workspaceJSON
+	var in WorkspaceJSON
 	if !decodeJSON(w, r, &in) {
 		return
 	}
 	if field, msg := models.ValidateWorkspace(in.Slug, in.Name); field != "" {
-		writeError(w, http.StatusBadRequest, field, msg)
+		WriteError(w, http.StatusBadRequest, field, msg)
 		return
 	}
 	var ws models.Workspace
@@ -40,16 +40,16 @@ func (a *API) CreateWorkspace(w http.ResponseWriter, r *http.Request) {
 		if ws, err = tx.WorkspaceCreate(r.Context(), in.Slug, in.Name); err != nil {
 			return err
 		}
-		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: ws.ID, Actor: actor(r), Action: "workspace.create",
-			SubjectType: "workspace", SubjectID: ws.Slug, After: workspaceJSON{ws.Slug, ws.Name}})
+		return tx.AuditRecord(r.Context(), models.Audit{WorkspaceID: ws.ID, Actor: Actor(r), Action: "workspace.create",
+			SubjectType: "workspace", SubjectID: ws.Slug, After: WorkspaceJSON{ws.Slug, ws.Name}})
 	})
 	if errors.Is(err, models.ErrConflict) {
-		writeError(w, http.StatusConflict, "slug", "workspace "+in.Slug+" already exists")
+		WriteError(w, http.StatusConflict, "slug", "workspace "+in.Slug+" already exists")
 		return
 	}
 	if err != nil {
-		serverError(a.Log, w, r, err)
+		ServerError(a.Log, w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, workspaceJSON{ws.Slug, ws.Name})
+	WriteJSON(w, http.StatusCreated, WorkspaceJSON{ws.Slug, ws.Name})
 }

@@ -6,7 +6,7 @@ import "github.com/leadgate/leadgate/models"
 var eventStatuses = map[string]bool{models.EventPending: true, models.EventWaiting: true, models.EventRetrying: true,
 	models.EventApplied: true, models.EventUnchanged: true, models.EventQuarantined: true, models.EventRejected: true, models.EventDropped: true}
 
-// isEventStatus reports whether s is one of eventStatuses.
-func isEventStatus(s string) bool {
+// IsEventStatus reports whether s is one of eventStatuses.
+func IsEventStatus(s string) bool {
 	return eventStatuses[s]
 }

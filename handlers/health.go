@@ -24,7 +24,7 @@ type Health struct {
 
 // Live always answers 200 while the process serves HTTP.
 func (h *Health) Live(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // Ready is 200 while leadgate can store durably; Redis down is "degraded", not unready. "writes" says
@@ -56,5 +56,5 @@ func (h *Health) Ready(w http.ResponseWriter, r *http.Request) {
 	if h.Draining != nil && h.Draining() {
 		status, code = "draining", http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, map[string]any{"status": status, "writes": writes, "checks": checks})
+	WriteJSON(w, code, map[string]any{"status": status, "writes": writes, "checks": checks})
 }

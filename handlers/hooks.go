@@ -32,7 +32,7 @@ func (h *Hooks) ReceiveWebhook(w http.ResponseWriter, r *http.Request) {
 				status, msg = http.StatusRequestEntityTooLarge, "body exceeds "+strconv.FormatInt(h.MaxBody, 10)+" bytes"
 			}
 			h.Ingest.Refuse(r.Context(), chi.URLParam(r, "token"), status, msg)
-			writeError(w, status, "", msg)
+			WriteError(w, status, "", msg)
 			return
 		}
 	}
@@ -58,5 +58,5 @@ func (h *Hooks) ReceiveWebhook(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, ans.Text)
 		return
 	}
-	writeJSON(w, ans.Status, ans.Body)
+	WriteJSON(w, ans.Status, ans.Body)
 }

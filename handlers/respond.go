@@ -16,18 +16,18 @@ type apiError struct {
 	Field string `json:"field,omitempty"`
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func writeError(w http.ResponseWriter, status int, field, msg string) {
-	writeJSON(w, status, apiError{Error: msg, Field: field})
+func WriteError(w http.ResponseWriter, status int, field, msg string) {
+	WriteJSON(w, status, apiError{Error: msg, Field: field})
 }
 
-// serverError logs err once with the request id and answers a generic 500.
-func serverError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+// ServerError logs err once with the request id and answers a generic 500.
+func ServerError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
 	log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "err", err)
-	writeError(w, http.StatusInternalServerError, "", "internal error (request "+middleware.GetReqID(r.Context())+")")
+	WriteError(w, http.StatusInternalServerError, "", "internal error (request "+middleware.GetReqID(r.Context())+")")
 }

@@ -17,14 +17,14 @@ func writeActionError(log *slog.Logger, w http.ResponseWriter, r *http.Request, 
 	var missing *actions.NotFoundError
 	switch {
 	case errors.As(err, &field):
-		writeError(w, http.StatusBadRequest, field.Field, field.Message)
+		WriteError(w, http.StatusBadRequest, field.Field, field.Message)
 	case errors.As(err, &missing):
-		writeError(w, http.StatusNotFound, missing.Field, missing.Message)
+		WriteError(w, http.StatusNotFound, missing.Field, missing.Message)
 	case errors.As(err, &conflict):
-		writeError(w, http.StatusConflict, conflict.Field, conflict.Message)
+		WriteError(w, http.StatusConflict, conflict.Field, conflict.Message)
 	case errors.As(err, &upstream):
-		writeError(w, http.StatusBadGateway, "", upstream.Message)
+		WriteError(w, http.StatusBadGateway, "", upstream.Message)
 	default:
-		serverError(log, w, r, err)
+		ServerError(log, w, r, err)
 	}
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/leadgate/leadgate/models"
 )
 
-// sourceInput is the body of POST /sources (CONTRACT.md plus optional settings).
-type sourceInput struct {
+// SourceInput is the body of POST /sources (CONTRACT.md plus optional settings).
+type SourceInput struct {
 	Name    string `json:"name"`
 	Kind    string `json:"kind"`
 	Channel string `json:"channel"`
@@ -25,8 +25,8 @@ type sourceInput struct {
 	models.SourceConfig
 }
 
-// sourceJSON is how a source is shown; secrets never leave the server here.
-type sourceJSON struct {
+// SourceJSON is how a source is shown; secrets never leave the server here.
+type SourceJSON struct {
 	ID        int64               `json:"id"`
 	Name      string              `json:"name"`
 	Kind      string              `json:"kind"`
@@ -37,8 +37,8 @@ type sourceJSON struct {
 	CreatedAt time.Time           `json:"created_at"`
 }
 
-// validateSource checks a source definition and returns the field at fault.
-func validateSource(in *sourceInput, secret string) (field, msg string) {
+// ValidateSource checks a source definition and returns the field at fault.
+func ValidateSource(in *SourceInput, secret string) (field, msg string) {
 	in.Name = strings.TrimSpace(in.Name)
 	switch {
 	case in.Name == "" || len(in.Name) > 200:
@@ -63,8 +63,8 @@ func validateSource(in *sourceInput, secret string) (field, msg string) {
 	return "", ""
 }
 
-// randomHex is n random bytes in hex (generated verify tokens).
-func randomHex(n int) string {
+// RandomHex is n random bytes in hex (generated verify tokens).
+func RandomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)

@@ -87,7 +87,7 @@ func (u *UI) LoadWorkspace(next http.Handler) http.Handler {
 		if errors.Is(err, models.ErrNotFound) || (err == nil && ws.ArchivedAt != nil) {
 			// A restricted user sees the same page for a slug that does not exist as for one it may
 			// not open, so it cannot probe which workspaces exist.
-			if restricted, rerr := isRestricted(r, u.Store); rerr == nil && restricted {
+			if restricted, rerr := IsRestricted(r, u.Store); rerr == nil && restricted {
 				u.WorkspaceForbidden(w, r)
 				return
 			}
@@ -98,7 +98,7 @@ func (u *UI) LoadWorkspace(next http.Handler) http.Handler {
 			u.serverError(w, r, err)
 			return
 		}
-		ctx, allowed, err := enterWorkspace(r.Context(), u.Store, ws)
+		ctx, allowed, err := EnterWorkspace(r.Context(), u.Store, ws)
 		if err != nil {
 			u.serverError(w, r, err)
 			return
@@ -113,7 +113,7 @@ func (u *UI) LoadWorkspace(next http.Handler) http.Handler {
 				u.Log.Warn("remember workspace", "err", err)
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(withWorkspace(r.Context(), ws)))
+		next.ServeHTTP(w, r.WithContext(WithWorkspace(r.Context(), ws)))
 	})
 }
 
@@ -121,11 +121,11 @@ func (u *UI) LoadWorkspace(next http.Handler) http.Handler {
 func (u *UI) meta(w http.ResponseWriter, r *http.Request, nav, title string) (views.PageMeta, error) {
 	p, _ := principal.From(r.Context())
 	m := views.PageMeta{
-		Title: title, Nav: nav, Role: p.Role, InstanceAdmin: isGlobalAdmin(r), Assets: u.Assets,
+		Title: title, Nav: nav, Role: p.Role, InstanceAdmin: IsGlobalAdmin(r), Assets: u.Assets,
 		User:      views.UserRef{ID: p.ID, Email: p.Name},
 		CSRFToken: csrf.Token(r),
 	}
-	if ws := workspaceFrom(r); ws.ID != 0 {
+	if ws := WorkspaceFrom(r); ws.ID != 0 {
 		m.Workspace = wsRef(ws)
 		if err := u.loadAlarmChrome(r, ws, &m); err != nil {
 			return m, err
@@ -133,7 +133,7 @@ func (u *UI) meta(w http.ResponseWriter, r *http.Request, nav, title string) (vi
 	} else if slug := u.Sessions.Workspace(r); slug != "" {
 		// Instance pages keep the sidebar pointing at the last workspace.
 		if ws, err := u.Store.WorkspaceBySlug(r.Context(), slug); err == nil && ws.ArchivedAt == nil {
-			if _, ok, err := enterWorkspace(r.Context(), u.Store, ws); err == nil && ok {
+			if _, ok, err := EnterWorkspace(r.Context(), u.Store, ws); err == nil && ok {
 				m.Workspace = wsRef(ws)
 			}
 		}
@@ -141,7 +141,7 @@ func (u *UI) meta(w http.ResponseWriter, r *http.Request, nav, title string) (vi
 	// The switcher lists only the workspaces this user may open.
 	list, err := u.Store.WorkspaceList(r.Context(), false)
 	if err == nil {
-		list, err = allowedWorkspaces(r.Context(), u.Store, list)
+		list, err = AllowedWorkspaces(r.Context(), u.Store, list)
 	}
 	if err != nil {
 		return m, err
@@ -257,7 +257,7 @@ func (u *UI) serverError(w http.ResponseWriter, r *http.Request, err error) {
 
 // audit records a UI action inside tx; actor is the signed-in user.
 func auditUI(ctx context.Context, tx *models.Store, r *http.Request, wsID int64, action, subjectType, subjectID string, before, after any) error {
-	return tx.AuditRecord(ctx, models.Audit{WorkspaceID: wsID, Actor: actor(r), Action: action,
+	return tx.AuditRecord(ctx, models.Audit{WorkspaceID: wsID, Actor: Actor(r), Action: action,
 		SubjectType: subjectType, SubjectID: subjectID, Before: before, After: after})
 }
 

@@ -18,7 +18,7 @@ const auditPageSize = 50
 
 // ListAudit shows the workspace's (and instance-wide) history with diffs.
 func (u *UI) ListAudit(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	page := models.Page{Limit: auditPageSize, Cursor: r.URL.Query().Get("cursor")}
 	if _, err := strconv.ParseInt(page.Cursor, 10, 64); err != nil {
 		page.Cursor = ""
@@ -30,7 +30,7 @@ func (u *UI) ListAudit(w http.ResponseWriter, r *http.Request) {
 	}
 	// A user restricted to some workspaces (a client login) does not see the
 	// instance-wide history: other clients' users and tokens.
-	restricted, err := isRestricted(r, u.Store)
+	restricted, err := IsRestricted(r, u.Store)
 	if err != nil {
 		u.serverError(w, r, err)
 		return

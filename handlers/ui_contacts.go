@@ -30,7 +30,7 @@ const contactsPageSize = 50
 // ListContacts searches contacts: ?q= is read as an email, a phone number or
 // free text (names, company); ?stage= narrows to one stage.
 func (u *UI) ListContacts(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	q := r.URL.Query()
 	v := views.ContactsView{Workspace: wsRef(ws), Query: strings.TrimSpace(q.Get("q")), Stage: q.Get("stage"), Now: u.now()}
 	rules, err := apply.LoadRules(r.Context(), u.Store, ws.ID)
@@ -162,7 +162,7 @@ func (u *UI) loadUIContact(w http.ResponseWriter, r *http.Request) (models.Conta
 		u.NotFound(w, r)
 		return models.Contact{}, false
 	}
-	c, err := u.Store.ContactGet(r.Context(), workspaceFrom(r).ID, id)
+	c, err := u.Store.ContactGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) {
 		u.NotFound(w, r)
 		return c, false
@@ -184,7 +184,7 @@ func (u *UI) ShowContact(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) contactPage(w http.ResponseWriter, r *http.Request, status int, c models.Contact, forms views.ContactForms) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	ctx := r.Context()
 	rules, err := apply.LoadRules(ctx, u.Store, ws.ID)
 	if err != nil {
@@ -293,7 +293,7 @@ func (u *UI) CorrectContact(w http.ResponseWriter, r *http.Request) {
 		u.contactFormError(w, r, c, forms, "correct", "field", "Name the field to correct.")
 		return
 	}
-	_, err := u.Applier.CorrectField(r.Context(), c.WorkspaceID, c.ID, forms.Field, forms.Value, actor(r))
+	_, err := u.Applier.CorrectField(r.Context(), c.WorkspaceID, c.ID, forms.Field, forms.Value, Actor(r))
 	if u.operatorFailed(w, r, c, forms, "correct", err) {
 		return
 	}
@@ -311,7 +311,7 @@ func (u *UI) SetContactStageUI(w http.ResponseWriter, r *http.Request) {
 		u.contactFormError(w, r, c, forms, "stage", "reason", "Say why the stage changes; it is kept in the stage history.")
 		return
 	}
-	out, err := u.Applier.SetStage(r.Context(), c.WorkspaceID, c.ID, forms.Stage, forms.Reason, actor(r))
+	out, err := u.Applier.SetStage(r.Context(), c.WorkspaceID, c.ID, forms.Stage, forms.Reason, Actor(r))
 	if u.operatorFailed(w, r, c, forms, "stage", err) {
 		return
 	}
@@ -334,7 +334,7 @@ func (u *UI) MergeContactUI(w http.ResponseWriter, r *http.Request) {
 		u.contactFormError(w, r, c, forms, "merge", "merge_with", msg)
 		return
 	}
-	_, err = u.Applier.MergeContacts(r.Context(), c.WorkspaceID, c.ID, other.ID, actor(r))
+	_, err = u.Applier.MergeContacts(r.Context(), c.WorkspaceID, c.ID, other.ID, Actor(r))
 	if u.operatorFailed(w, r, c, forms, "merge", err) {
 		return
 	}
@@ -403,7 +403,7 @@ func (u *UI) contactFormError(w http.ResponseWriter, r *http.Request, c models.C
 }
 
 func contactPath(r *http.Request, id string) string {
-	return "/w/" + workspaceFrom(r).Slug + "/contacts/" + id
+	return "/w/" + WorkspaceFrom(r).Slug + "/contacts/" + id
 }
 
 // ExportContactUI downloads everything held about the contact as JSON, through the same audited action
@@ -413,14 +413,14 @@ func (u *UI) ExportContactUI(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	x, err := u.contactActions().Export(r.Context(), actor(r), c)
+	x, err := u.contactActions().Export(r.Context(), Actor(r), c)
 	if err != nil {
 		u.serverError(w, r, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Disposition", `attachment; filename="contact-`+c.ID+`.json"`)
-	writeJSON(w, http.StatusOK, x)
+	WriteJSON(w, http.StatusOK, x)
 }
 
 // contactActions is the privacy actions over the UI's store and erase hooks, the same the API runs.
@@ -441,7 +441,7 @@ func (u *UI) EraseContactUI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Any refusal is unexpected here: the contact was just read and the form checked.
-	if _, err := u.contactActions().Erase(r.Context(), c.WorkspaceID, actor(r), actions.EraseContact{ContactID: c.ID, CRMDelete: forms.EraseInCRM}); err != nil {
+	if _, err := u.contactActions().Erase(r.Context(), c.WorkspaceID, Actor(r), actions.EraseContact{ContactID: c.ID, CRMDelete: forms.EraseInCRM}); err != nil {
 		u.serverError(w, r, fmt.Errorf("ui: erase contact: %w", err))
 		return
 	}

@@ -49,7 +49,7 @@ func (u *UI) HealthFragment(w http.ResponseWriter, r *http.Request) {
 
 // dashboard gathers the counters, the chart and per-source activity.
 func (u *UI) dashboard(ctx context.Context, r *http.Request, rg chartRange) (views.DashboardView, error) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	now := u.now().UTC()
 	p, _ := principal.From(ctx)
 	v := views.DashboardView{Workspace: wsRef(ws), Now: now, CanEdit: models.RoleAtLeast(p.Role, models.RoleEditor)}

@@ -41,7 +41,7 @@ const deadLetterGroupsShown = 50
 // ListDeadLetters renders the queue, grouped by kind, reason and contact:
 // ?status=&kind=&reason=&contact=&source=&age=&cursor=.
 func (u *UI) ListDeadLetters(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	q := r.URL.Query()
 	v := views.DeadLettersView{Workspace: wsRef(ws), Status: q.Get("status"), Kind: q.Get("kind"), SourceID: q.Get("source"),
 		Age: q.Get("age"), CanEdit: canEdit(r), Now: u.now()}
@@ -189,7 +189,7 @@ func uiDeadLetterQuery(status, kind, reason, contact, source, age string) url.Va
 // action as the API; one audit entry records the filter and the count. A
 // loop group's "reset the breaker, then replay" resets its contact's breaker first.
 func (u *UI) ActOnAllDeadLetters(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	if err := r.ParseForm(); err != nil {
 		u.flashRedirect(w, r, "/w/"+ws.Slug+"/dead-letters", "error", "The form could not be read.")
 		return
@@ -208,7 +208,7 @@ func (u *UI) ActOnAllDeadLetters(w http.ResponseWriter, r *http.Request) {
 	if b.Action == apply.BulkDiscard && b.Note == "" {
 		b.Note = "discarded with all matching"
 	}
-	res, err := u.Applier.ActOnDeadLetters(r.Context(), b, actor(r))
+	res, err := u.Applier.ActOnDeadLetters(r.Context(), b, Actor(r))
 	var oe *apply.OperatorError
 	switch {
 	case errors.As(err, &oe):
@@ -264,7 +264,7 @@ func (u *UI) loadDeadLetter(w http.ResponseWriter, r *http.Request) (models.Dead
 		u.NotFound(w, r)
 		return models.DeadLetter{}, false
 	}
-	d, err := u.Store.DeadLetterGet(r.Context(), workspaceFrom(r).ID, id)
+	d, err := u.Store.DeadLetterGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) {
 		u.NotFound(w, r)
 		return d, false
@@ -286,7 +286,7 @@ func (u *UI) ShowDeadLetter(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) deadLetterPage(w http.ResponseWriter, r *http.Request, status int, d models.DeadLetter, form views.ReplayForm) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	var opts []views.Option
 	names, err := u.sourceOptions(r, ws.ID, &opts)
 	if err != nil {
@@ -299,7 +299,7 @@ func (u *UI) deadLetterPage(w http.ResponseWriter, r *http.Request, status int, 
 		return
 	}
 	v := views.DeadLetterDetailView{Workspace: wsRef(ws), Row: deadLetterRow(d, names), EventID: deref(d.EventID), ContactID: deref(d.ContactID),
-		Payload: prettyJSON(maskFor(r, models.DeadLetterPayloadForDisplay(d.Payload))), HeldEvents: d.HeldEvents(), NextRetry: d.NextRetryAt, ResolvedAt: d.ResolvedAt, ResolvedBy: deref(d.ResolvedBy),
+		Payload: prettyJSON(MaskFor(r, models.DeadLetterPayloadForDisplay(d.Payload))), HeldEvents: d.HeldEvents(), NextRetry: d.NextRetryAt, ResolvedAt: d.ResolvedAt, ResolvedBy: deref(d.ResolvedBy),
 		Resolution: deref(d.Resolution), Stages: stageOptions(rules), Form: form, CanEdit: canEdit(r), Now: u.now()}
 	if v.ContactID == "" && d.EventID != nil {
 		// A quarantined event names its contact even when the dead letter does not.
@@ -355,7 +355,7 @@ func (u *UI) ReplayDeadLetterUI(w http.ResponseWriter, r *http.Request) {
 // transaction. It returns what happened, for the flash message.
 func (u *UI) replay(ctx context.Context, r *http.Request, d models.DeadLetter, mode apply.ReplayMode, stage string) (string, error) {
 	if d.EventID == nil {
-		_, err := u.Store.SyncReplayDeadLetter(ctx, d.WorkspaceID, d.ID, actor(r))
+		_, err := u.Store.SyncReplayDeadLetter(ctx, d.WorkspaceID, d.ID, Actor(r))
 		if errors.Is(err, models.ErrNotCRMDeadLetter) {
 			return "", &apply.OperatorError{Field: "id", Message: "This dead letter has nothing to replay; discard it once handled."}
 		}
@@ -364,7 +364,7 @@ func (u *UI) replay(ctx context.Context, r *http.Request, d models.DeadLetter, m
 		}
 		return "Queued: the contact's current state will be sent to the CRM again.", nil
 	}
-	ev, err := u.Applier.ReplayDeadLetter(ctx, d.WorkspaceID, d.ID, mode, stage, actor(r))
+	ev, err := u.Applier.ReplayDeadLetter(ctx, d.WorkspaceID, d.ID, mode, stage, Actor(r))
 	if errors.As(err, new(*apply.BusyError)) {
 		return "", &apply.OperatorError{Field: "id", Message: "The contact is being updated right now; try again in a moment."}
 	}
@@ -385,21 +385,21 @@ func (u *UI) DiscardDeadLetterUI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	note := strings.TrimSpace(r.PostFormValue("note"))
-	err := u.Applier.DiscardDeadLetter(r.Context(), d.WorkspaceID, d.ID, note, actor(r))
+	err := u.Applier.DiscardDeadLetter(r.Context(), d.WorkspaceID, d.ID, note, Actor(r))
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		u.flashRedirect(w, r, deadLetterPath(r, d.ID), "error", "This dead letter was already resolved.")
 	case err != nil:
 		u.serverError(w, r, err)
 	default:
-		u.flashRedirect(w, r, "/w/"+workspaceFrom(r).Slug+"/dead-letters", "ok", fmt.Sprintf("Dead letter #%d discarded.", d.ID))
+		u.flashRedirect(w, r, "/w/"+WorkspaceFrom(r).Slug+"/dead-letters", "ok", fmt.Sprintf("Dead letter #%d discarded.", d.ID))
 	}
 }
 
 // BulkDeadLetters replays as-is or discards the selected dead letters, each
 // in its own audited transaction, and reports how many succeeded.
 func (u *UI) BulkDeadLetters(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	back := "/w/" + ws.Slug + "/dead-letters"
 	if err := r.ParseForm(); err != nil {
 		u.flashRedirect(w, r, back, "error", "The selection could not be read.")
@@ -453,7 +453,7 @@ func (u *UI) BulkDeadLetters(w http.ResponseWriter, r *http.Request) {
 
 func (u *UI) bulkOne(r *http.Request, wsID, id int64, action string) error {
 	if action == "discard" {
-		return u.Applier.DiscardDeadLetter(r.Context(), wsID, id, "bulk discard", actor(r))
+		return u.Applier.DiscardDeadLetter(r.Context(), wsID, id, "bulk discard", Actor(r))
 	}
 	d, err := u.Store.DeadLetterGet(r.Context(), wsID, id)
 	if err != nil {
@@ -464,7 +464,7 @@ func (u *UI) bulkOne(r *http.Request, wsID, id int64, action string) error {
 }
 
 func deadLetterPath(r *http.Request, id int64) string {
-	return "/w/" + workspaceFrom(r).Slug + "/dead-letters/" + strconv.FormatInt(id, 10)
+	return "/w/" + WorkspaceFrom(r).Slug + "/dead-letters/" + strconv.FormatInt(id, 10)
 }
 
 // eventContact finds the contact an event concerns: the one it was applied

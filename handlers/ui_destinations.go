@@ -31,7 +31,7 @@ func (u *UI) ListDestinations(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) destinationsPage(w http.ResponseWriter, r *http.Request, status int, form views.DestinationForm, errs views.FieldErrors) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	v := views.DestinationsView{Workspace: wsRef(ws), Kinds: destinationKinds, Form: form, Errors: errs, CanEdit: canEdit(r),
 		Available: u.Destinations != nil, Now: u.now()}
 	list, err := u.Store.DestinationList(r.Context(), ws.ID)
@@ -113,7 +113,7 @@ func (u *UI) CreateDestination(w http.ResponseWriter, r *http.Request) {
 		u.destinationsPage(w, r, http.StatusUnprocessableEntity, form, errs)
 		return
 	}
-	id, err := u.Destinations.CreateDestination(r.Context(), workspaceFrom(r).ID, actor(r), in)
+	id, err := u.Destinations.CreateDestination(r.Context(), WorkspaceFrom(r).ID, Actor(r), in)
 	var invalid *actions.FieldError
 	if errors.As(err, &invalid) {
 		u.destinationsPage(w, r, http.StatusUnprocessableEntity, form, views.FieldErrors{destinationField(invalid.Field): capitalize(invalid.Message)})
@@ -123,7 +123,7 @@ func (u *UI) CreateDestination(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, fmt.Errorf("ui: create destination: %w", err))
 		return
 	}
-	u.flashRedirect(w, r, "/w/"+workspaceFrom(r).Slug+"/destinations/"+strconv.FormatInt(id, 10), "ok",
+	u.flashRedirect(w, r, "/w/"+WorkspaceFrom(r).Slug+"/destinations/"+strconv.FormatInt(id, 10), "ok",
 		"Destination "+form.Name+" added. Test the connection to check the token.")
 }
 
@@ -150,7 +150,7 @@ func (u *UI) loadDestination(w http.ResponseWriter, r *http.Request) (models.Des
 		u.NotFound(w, r)
 		return models.Destination{}, false
 	}
-	d, err := u.Store.DestinationGet(r.Context(), workspaceFrom(r).ID, id)
+	d, err := u.Store.DestinationGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && d.DeletedAt != nil) {
 		u.NotFound(w, r)
 		return d, false
@@ -181,7 +181,7 @@ func (u *UI) destinationPage(w http.ResponseWriter, r *http.Request, status int,
 		form = &views.DestinationForm{Name: d.Name, Kind: d.Kind, BaseURL: d.BaseURL, StageField: d.Config.StageField, LocationID: d.Config.LocationID,
 			RateLimitRPS: strconv.Itoa(d.RateLimitRPS), BatchSize: strconv.Itoa(d.BatchSize), Automations: d.Config.Automations}
 	}
-	v := views.DestinationDetailView{Workspace: wsRef(workspaceFrom(r)), Row: row, Form: *form, Errors: errs, CanEdit: canEdit(r), Now: u.now()}
+	v := views.DestinationDetailView{Workspace: wsRef(WorkspaceFrom(r)), Row: row, Form: *form, Errors: errs, CanEdit: canEdit(r), Now: u.now()}
 	u.page(w, r, status, views.NavDest, d.Name, func(m views.PageMeta) templ.Component { return views.DestinationPage(m, v) })
 }
 
@@ -197,7 +197,7 @@ func (u *UI) UpdateDestinationUI(w http.ResponseWriter, r *http.Request) {
 		u.destinationPage(w, r, http.StatusUnprocessableEntity, d, &form, errs)
 		return
 	}
-	_, err := u.Destinations.UpdateDestination(r.Context(), d, actor(r), in)
+	_, err := u.Destinations.UpdateDestination(r.Context(), d, Actor(r), in)
 	var invalid *actions.FieldError
 	if errors.As(err, &invalid) {
 		u.destinationPage(w, r, http.StatusUnprocessableEntity, d, &form, views.FieldErrors{destinationField(invalid.Field): capitalize(invalid.Message)})
@@ -217,7 +217,7 @@ func (u *UI) SetDestinationPaused(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	paused := r.PostFormValue("paused") == "true"
-	if _, err := u.Destinations.UpdateDestination(r.Context(), d, actor(r), actions.DestinationInput{Paused: &paused}); err != nil {
+	if _, err := u.Destinations.UpdateDestination(r.Context(), d, Actor(r), actions.DestinationInput{Paused: &paused}); err != nil {
 		u.serverError(w, r, fmt.Errorf("ui: pause destination: %w", err))
 		return
 	}
@@ -295,7 +295,7 @@ func (u *UI) CreateSetupFields(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := u.Destinations.LoopFields(r.Context(), d, actor(r), true)
+	res, err := u.Destinations.LoopFields(r.Context(), d, Actor(r), true)
 	if err != nil {
 		status, msg := u.destinationFailure(r, err)
 		u.flashRedirect(w, r, destinationPath(r, d.ID), "error", "Fields not created: "+cmpOrStr(msg, "HTTP "+strconv.Itoa(status)))
@@ -322,5 +322,5 @@ func cmpOrStr(a, b string) string {
 }
 
 func destinationPath(r *http.Request, id int64) string {
-	return "/w/" + workspaceFrom(r).Slug + "/destinations/" + strconv.FormatInt(id, 10)
+	return "/w/" + WorkspaceFrom(r).Slug + "/destinations/" + strconv.FormatInt(id, 10)
 }

@@ -27,11 +27,11 @@ var eventStatusOrder = []string{models.EventApplied, models.EventUnchanged, mode
 
 // ListEvents renders the explorer: ?status=&source=&cursor= (keyset pagination).
 func (u *UI) ListEvents(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	q := r.URL.Query()
 	v := views.EventsView{Workspace: wsRef(ws), Status: q.Get("status"), SourceID: q.Get("source"), Now: u.now()}
 	f := models.EventFilter{WorkspaceID: ws.ID}
-	if isEventStatus(v.Status) {
+	if IsEventStatus(v.Status) {
 		f.Status = v.Status
 	} else {
 		v.Status = ""
@@ -142,7 +142,7 @@ func eventRow(e models.Event, names map[int64]string) views.EventRow {
 
 // ShowEvent renders one event: the panel fragment for htmx, else a full page.
 func (u *UI) ShowEvent(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	id := chi.URLParam(r, "id")
 	if _, err := uuid.Parse(id); err != nil {
 		u.NotFound(w, r)
@@ -162,7 +162,7 @@ func (u *UI) ShowEvent(w http.ResponseWriter, r *http.Request) {
 		names[src.ID] = src.Name
 	}
 	v := views.EventDetailView{Workspace: wsRef(ws), Event: eventRow(e, names), OccurredAt: e.OccurredAt, Attempts: e.Attempts,
-		Payload: prettyJSON(maskFor(r, e.Payload)), Normalized: prettyJSON(maskFor(r, e.Fields)), Attribution: prettyJSON(maskFor(r, e.Attribution))}
+		Payload: prettyJSON(MaskFor(r, e.Payload)), Normalized: prettyJSON(MaskFor(r, e.Fields)), Attribution: prettyJSON(MaskFor(r, e.Attribution))}
 	if e.ContactID != nil {
 		v.ContactID = *e.ContactID
 	}

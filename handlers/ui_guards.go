@@ -91,7 +91,7 @@ func guardCardOf(form string) string {
 }
 
 func (u *UI) guardsView(r *http.Request, f guardForms) (views.GuardsView, error) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	ctx := r.Context()
 	v := views.GuardsView{Workspace: wsRef(ws), Available: u.Guards != nil, CanEdit: canEdit(r), Now: u.now(), Errors: f.errs, Saved: f.saved,
 		NewAlarm: f.alarm, NewChan: f.channel, Severity: []views.Option{{Value: alert.SeverityWarning, Label: "warning"},
@@ -247,11 +247,11 @@ func guardRefusal(err error) (field, msg string, ok bool) {
 	return "", "", false
 }
 
-func guardsPath(r *http.Request) string { return "/w/" + workspaceFrom(r).Slug + "/guards" }
+func guardsPath(r *http.Request) string { return "/w/" + WorkspaceFrom(r).Slug + "/guards" }
 
 // SaveLoopSettings saves the loop breaker.
 func (u *UI) SaveLoopSettings(w http.ResponseWriter, r *http.Request) {
-	cur, err := u.Store.GuardSettingsGet(r.Context(), workspaceFrom(r).ID)
+	cur, err := u.Store.GuardSettingsGet(r.Context(), WorkspaceFrom(r).ID)
 	if err != nil {
 		u.serverError(w, r, err)
 		return
@@ -285,7 +285,7 @@ func (u *UI) SaveLoopSettings(w http.ResponseWriter, r *http.Request) {
 		u.guardsAnswer(w, r, http.StatusUnprocessableEntity, f, "loop")
 		return
 	}
-	_, err = u.Guards.PutLoopSettings(r.Context(), workspaceFrom(r), actor(r), in)
+	_, err = u.Guards.PutLoopSettings(r.Context(), WorkspaceFrom(r), Actor(r), in)
 	if u.guardFailed(w, r, err, f, "loop", func(s string) string { return orDefault(s, "form") }) {
 		return
 	}
@@ -294,7 +294,7 @@ func (u *UI) SaveLoopSettings(w http.ResponseWriter, r *http.Request) {
 
 // ResetBreakerUI closes a contact's tripped circuit breaker.
 func (u *UI) ResetBreakerUI(w http.ResponseWriter, r *http.Request) {
-	_, err := u.Guards.ResetBreaker(r.Context(), workspaceFrom(r), actor(r), chi.URLParam(r, "contact"))
+	_, err := u.Guards.ResetBreaker(r.Context(), WorkspaceFrom(r), Actor(r), chi.URLParam(r, "contact"))
 	if err == nil {
 		u.flashRedirect(w, r, guardsPath(r), "ok", "Circuit breaker reset: the contact's events flow again. Its held dead letters wait for you.")
 		return
@@ -334,7 +334,7 @@ func (u *UI) SaveSourceFilters(w http.ResponseWriter, r *http.Request) {
 		rules = append(rules, filter.Rule{Name: rule.Name, Expr: rule.Expr, Action: rule.Action})
 	}
 	f := guardForms{filters: map[int64][]views.FilterRule{src.ID: typed}}
-	_, err := u.Guards.PutSourceFilters(r.Context(), actor(r), src, rules)
+	_, err := u.Guards.PutSourceFilters(r.Context(), Actor(r), src, rules)
 	key := "filters-" + strconv.FormatInt(src.ID, 10)
 	if u.guardFailed(w, r, err, f, key, func(string) string { return "form" }) {
 		return
@@ -378,7 +378,7 @@ func (u *UI) CreateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 		u.guardsPage(w, r, http.StatusUnprocessableEntity, f)
 		return
 	}
-	_, err := u.Guards.CreateSilenceAlarm(r.Context(), workspaceFrom(r), actor(r), in)
+	_, err := u.Guards.CreateSilenceAlarm(r.Context(), WorkspaceFrom(r), Actor(r), in)
 	if u.guardFailed(w, r, err, f, "silence", func(s string) string {
 		switch s {
 		case "source_id", "metric", "rule":
@@ -403,7 +403,7 @@ func (u *UI) UpdateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 		u.NotFound(w, r)
 		return
 	}
-	cur, err := u.Store.SilenceAlarmGet(r.Context(), workspaceFrom(r).ID, id)
+	cur, err := u.Store.SilenceAlarmGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) {
 		u.NotFound(w, r)
 		return
@@ -442,7 +442,7 @@ func (u *UI) UpdateSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	_, err = u.Guards.UpdateSilenceAlarm(r.Context(), workspaceFrom(r), actor(r), id, in)
+	_, err = u.Guards.UpdateSilenceAlarm(r.Context(), WorkspaceFrom(r), Actor(r), id, in)
 	if u.guardFailed(w, r, err, guardForms{}, key, func(s string) string { return orDefault(strings.Replace(s, "_seconds", "_minutes", 1), "form") }) {
 		return
 	}
@@ -456,7 +456,7 @@ func (u *UI) DeleteSilenceAlarmUI(w http.ResponseWriter, r *http.Request) {
 		u.NotFound(w, r)
 		return
 	}
-	err = u.Guards.DeleteSilenceAlarm(r.Context(), workspaceFrom(r), actor(r), id)
+	err = u.Guards.DeleteSilenceAlarm(r.Context(), WorkspaceFrom(r), Actor(r), id)
 	switch {
 	case err == nil:
 		u.flashRedirect(w, r, guardsPath(r), "ok", "Silence alarm deleted.")
@@ -491,7 +491,7 @@ func (u *UI) CreateAlertChannelUI(w http.ResponseWriter, r *http.Request) {
 		cfg.To = splitList(form.To)
 	}
 	in := actions.ChannelInput{Name: form.Name, Kind: form.Kind, MinSeverity: form.MinSeverity, Config: cfg, Secrets: sec}
-	_, err := u.Guards.CreateAlertChannel(r.Context(), workspaceFrom(r), actor(r), in)
+	_, err := u.Guards.CreateAlertChannel(r.Context(), WorkspaceFrom(r), Actor(r), in)
 	if u.guardFailed(w, r, err, guardForms{channel: form}, "channel", channelField) {
 		return
 	}
@@ -530,7 +530,7 @@ func (u *UI) TestAlertChannelUI(w http.ResponseWriter, r *http.Request) {
 		u.NotFound(w, r)
 		return
 	}
-	err = u.Guards.TestAlertChannel(r.Context(), workspaceFrom(r), id)
+	err = u.Guards.TestAlertChannel(r.Context(), WorkspaceFrom(r), id)
 	var failed *actions.UpstreamError
 	switch {
 	case err == nil:
@@ -551,7 +551,7 @@ func (u *UI) DeleteAlertChannelUI(w http.ResponseWriter, r *http.Request) {
 		u.NotFound(w, r)
 		return
 	}
-	err = u.Guards.DeleteAlertChannel(r.Context(), workspaceFrom(r), actor(r), id)
+	err = u.Guards.DeleteAlertChannel(r.Context(), WorkspaceFrom(r), Actor(r), id)
 	switch {
 	case err == nil:
 		u.flashRedirect(w, r, guardsPath(r), "ok", "Alert channel deleted.")

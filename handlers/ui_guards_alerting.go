@@ -109,7 +109,7 @@ func (u *UI) SaveHealthAlarmUI(w http.ResponseWriter, r *http.Request) {
 		}
 		in.Threshold = &n
 	}
-	_, err := u.Guards.PutHealthAlarm(r.Context(), workspaceFrom(r), actor(r), metric, in)
+	_, err := u.Guards.PutHealthAlarm(r.Context(), WorkspaceFrom(r), Actor(r), metric, in)
 	if u.guardFailed(w, r, err, f, key, func(s string) string {
 		if s == "threshold" {
 			return s
@@ -130,7 +130,7 @@ func (u *UI) SaveAlertingSettingsUI(w http.ResponseWriter, r *http.Request) {
 	form := views.AlertingForm{HeartbeatURL: strings.TrimSpace(r.PostFormValue("heartbeat_url")), AllowedHosts: strings.TrimSpace(r.PostFormValue("allowed_hosts"))}
 	hosts := strings.FieldsFunc(form.AllowedHosts, func(c rune) bool { return c == '\n' || c == '\r' || c == ',' || c == ' ' || c == '\t' })
 	in := models.AlertingSettings{HeartbeatURL: form.HeartbeatURL, AllowedHosts: append([]string{}, hosts...)}
-	_, err := u.Guards.PutAlertingSettings(r.Context(), workspaceFrom(r), actor(r), in)
+	_, err := u.Guards.PutAlertingSettings(r.Context(), WorkspaceFrom(r), Actor(r), in)
 	if u.guardFailed(w, r, err, guardForms{alerting: &form}, "alerting", func(s string) string {
 		head, _, _ := strings.Cut(s, "[")
 		if head == "heartbeat_url" || head == "allowed_hosts" {

@@ -113,7 +113,7 @@ func (u *UI) LogoutEverywhere(w http.ResponseWriter, r *http.Request) {
 func (u *UI) Home(w http.ResponseWriter, r *http.Request) {
 	list, err := u.Store.WorkspaceList(r.Context(), false)
 	if err == nil {
-		list, err = allowedWorkspaces(r.Context(), u.Store, list)
+		list, err = AllowedWorkspaces(r.Context(), u.Store, list)
 	}
 	if err != nil {
 		u.serverError(w, r, err)

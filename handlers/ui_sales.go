@@ -86,7 +86,7 @@ func (rg salesRange) query() string {
 
 // ShowSales renders the sales report over the chosen range.
 func (u *UI) ShowSales(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	rg, errs := parseSalesRange(r.URL.Query(), u.now())
 	v, err := u.salesReport(r.Context(), ws, rg, staleListLimit)
 	if err != nil {
@@ -212,7 +212,7 @@ func duration(secs *float64) string {
 // ExportSalesCSV downloads one table of the report (?what=conversion|sources|stale).
 // The stale list holds personal data, so every export is audited.
 func (u *UI) ExportSalesCSV(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	what := r.URL.Query().Get("what")
 	if what != "conversion" && what != "sources" && what != "stale" {
 		u.NotFound(w, r)

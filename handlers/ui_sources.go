@@ -29,7 +29,7 @@ const maxStageRows = 100
 
 // ListSources shows the workspace's sources.
 func (u *UI) ListSources(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	rows, err := u.sourceRows(r, ws.ID)
 	if err != nil {
 		u.serverError(w, r, err)
@@ -68,21 +68,21 @@ func (u *UI) sourceRow(s models.Source) views.SourceRow {
 }
 
 // sourceAudit is how a source appears in the audit history (the API's shape; no secrets).
-func (u *UI) sourceAudit(s models.Source) sourceJSON {
-	return sourceJSON{ID: s.ID, Name: s.Name, Kind: s.Kind, Channel: s.Channel, IngestURL: u.PublicURL + "/hooks/" + s.Token,
+func (u *UI) sourceAudit(s models.Source) SourceJSON {
+	return SourceJSON{ID: s.ID, Name: s.Name, Kind: s.Kind, Channel: s.Channel, IngestURL: u.PublicURL + "/hooks/" + s.Token,
 		Enabled: s.Enabled, Config: s.Config, CreatedAt: s.CreatedAt}
 }
 
 // NewSource shows the create form.
 func (u *UI) NewSource(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	form := views.SourceForm{Kind: signature.KindStandardWebhooks, Stages: padStages(nil)}
 	u.sourceFormPage(w, r, http.StatusOK, u.sourceFormView(ws, u.sourceRules(r, ws.ID), form, nil, false, 0))
 }
 
 // StageRow is the fragment htmx appends when the user adds a mapping row.
 func (u *UI) StageRow(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	rules := u.sourceRules(r, ws.ID)
 	u.render(w, r, http.StatusOK, views.StageRowInputs(views.StageRow{}, stageChoices(rules)))
 }
@@ -128,7 +128,7 @@ func (u *UI) sourceFormPage(w http.ResponseWriter, r *http.Request, status int, 
 
 // parseSourceForm reads the form into its view shape and the API's input,
 // reporting mapping-row problems the shared validator does not know about.
-func parseSourceForm(r *http.Request) (views.SourceForm, sourceInput, views.FieldErrors) {
+func parseSourceForm(r *http.Request) (views.SourceForm, SourceInput, views.FieldErrors) {
 	f := views.SourceForm{
 		Name: r.PostFormValue("name"), Kind: r.PostFormValue("kind"), Channel: strings.TrimSpace(r.PostFormValue("channel")),
 		DefaultRegion: strings.TrimSpace(r.PostFormValue("default_region")), Secret: r.PostFormValue("secret"),
@@ -155,13 +155,13 @@ func parseSourceForm(r *http.Request) (views.SourceForm, sourceInput, views.Fiel
 		}
 		mapping[ev] = st
 	}
-	in := sourceInput{Name: f.Name, Kind: f.Kind, Channel: f.Channel}
+	in := SourceInput{Name: f.Name, Kind: f.Kind, Channel: f.Channel}
 	in.DefaultRegion = f.DefaultRegion
 	if len(mapping) > 0 {
 		in.EventStages = mapping
 	}
 	values, targets := r.PostForm["alias_value"], r.PostForm["alias_stage"]
-	for i := range min(len(values), maxStageAliases) {
+	for i := range min(len(values), MaxStageAliases) {
 		v, st := strings.TrimSpace(values[i]), ""
 		if i < len(targets) {
 			st = strings.TrimSpace(targets[i])
@@ -189,7 +189,7 @@ func padStages(rows []views.StageRow) []views.StageRow {
 	return rows
 }
 
-// fieldFor maps a validateSource field onto the form's inputs.
+// fieldFor maps a ValidateSource field onto the form's inputs.
 func fieldFor(field string, editing bool) string {
 	switch field {
 	case "name", "kind", "channel", "default_region", "event_stages":
@@ -205,7 +205,7 @@ func fieldFor(field string, editing bool) string {
 // CreateSource validates, seals the secret, stores and audits, then shows
 // the ingest URL and secret once.
 func (u *UI) CreateSource(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	form, in, errs := parseSourceForm(r)
 	secret := strings.TrimSpace(form.Secret)
 	if secret == "" && signature.Known(in.Kind) && signature.GeneratesSecret(in.Kind) {
@@ -216,10 +216,10 @@ func (u *UI) CreateSource(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if in.Kind == signature.KindFacebookLeads {
-		in.VerifyToken = randomHex(16)
+		in.VerifyToken = RandomHex(16)
 	}
 	if !errs.Any() {
-		if field, msg := validateSource(&in, secret); field != "" {
+		if field, msg := ValidateSource(&in, secret); field != "" {
 			errs[fieldFor(field, false)] = msg
 		}
 	}
@@ -259,7 +259,7 @@ func (u *UI) loadSource(w http.ResponseWriter, r *http.Request) (models.Source, 
 		u.NotFound(w, r)
 		return models.Source{}, false
 	}
-	src, err := u.Store.SourceGet(r.Context(), workspaceFrom(r).ID, id)
+	src, err := u.Store.SourceGet(r.Context(), WorkspaceFrom(r).ID, id)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && src.DeletedAt != nil) {
 		u.NotFound(w, r)
 		return src, false
@@ -281,7 +281,7 @@ func (u *UI) ShowSource(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) sourceDetail(w http.ResponseWriter, r *http.Request, status int, src models.Source, form *views.SourceForm, errs views.FieldErrors) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	activity, err := u.Store.SourceActivityList(r.Context(), ws.ID, u.now())
 	if err != nil {
 		u.serverError(w, r, err)
@@ -300,7 +300,7 @@ func (u *UI) sourceDetail(w http.ResponseWriter, r *http.Request, status int, sr
 	row.LastEvent = activity[src.ID].LastEvent
 	edit := u.sourceFormView(ws, rules, *form, errs, true, src.ID)
 	edit.AliasesDefault = aliasesDefault
-	deliveries, alarms, err := sourceHealth(r.Context(), u.Store, src)
+	deliveries, alarms, err := SourceHealth(r.Context(), u.Store, src)
 	if err != nil {
 		u.serverError(w, r, err)
 		return
@@ -373,7 +373,7 @@ func (u *UI) UpdateSource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !errs.Any() {
-		if field, msg := validateSource(&in, secret); field != "" {
+		if field, msg := ValidateSource(&in, secret); field != "" {
 			errs[fieldFor(field, true)] = msg
 		}
 	}
@@ -389,7 +389,7 @@ func (u *UI) UpdateSource(w http.ResponseWriter, r *http.Request) {
 	if !u.saveSource(w, r, src, "source.update", before) {
 		return
 	}
-	u.flashRedirect(w, r, sourcePath(src, workspaceFrom(r)), "ok", "Source saved.")
+	u.flashRedirect(w, r, sourcePath(src, WorkspaceFrom(r)), "ok", "Source saved.")
 }
 
 // SetSourceEnabled enables or disables a source (disabled answers 503 to senders).
@@ -406,7 +406,7 @@ func (u *UI) SetSourceEnabled(w http.ResponseWriter, r *http.Request) {
 		action, msg = "source.enable", "Source enabled."
 	}
 	if u.saveSource(w, r, src, action, before) {
-		u.flashRedirect(w, r, sourcePath(src, workspaceFrom(r)), "ok", msg)
+		u.flashRedirect(w, r, sourcePath(src, WorkspaceFrom(r)), "ok", msg)
 	}
 }
 
@@ -417,7 +417,7 @@ func (u *UI) RotateSourceSecret(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	secret := strings.TrimSpace(r.PostFormValue("secret"))
 	if secret == "" {
 		if !signature.GeneratesSecret(src.Kind) {
@@ -458,7 +458,7 @@ func (u *UI) DeleteSource(w http.ResponseWriter, r *http.Request) {
 	now := u.now()
 	src.DeletedAt, src.Enabled = &now, false
 	if u.saveSource(w, r, src, "source.delete", before) {
-		u.flashRedirect(w, r, "/w/"+workspaceFrom(r).Slug+"/sources", "ok", "Source "+src.Name+" deleted.")
+		u.flashRedirect(w, r, "/w/"+WorkspaceFrom(r).Slug+"/sources", "ok", "Source "+src.Name+" deleted.")
 	}
 }
 
@@ -484,10 +484,10 @@ func (u *UI) saveSource(w http.ResponseWriter, r *http.Request, src models.Sourc
 	return true
 }
 
-// stageAliasesOK runs checkStageAliases, putting a problem into errs; false
+// stageAliasesOK runs CheckStageAliases, putting a problem into errs; false
 // means it answered (a server error).
-func (u *UI) stageAliasesOK(w http.ResponseWriter, r *http.Request, in *sourceInput, errs views.FieldErrors) bool {
-	field, msg, err := checkStageAliases(r.Context(), u.Store, workspaceFrom(r).ID, in)
+func (u *UI) stageAliasesOK(w http.ResponseWriter, r *http.Request, in *SourceInput, errs views.FieldErrors) bool {
+	field, msg, err := CheckStageAliases(r.Context(), u.Store, WorkspaceFrom(r).ID, in)
 	if err != nil {
 		u.serverError(w, r, err)
 		return false

@@ -26,7 +26,7 @@ const dryRunListLimit = 50
 // ShowStageRules renders the editor on the rules in force, or on a past
 // version (?from=N) to restore it.
 func (u *UI) ShowStageRules(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	rules, err := apply.LoadRules(r.Context(), u.Store, ws.ID)
 	if err != nil {
 		u.serverError(w, r, err)
@@ -49,7 +49,7 @@ func (u *UI) ShowStageRules(w http.ResponseWriter, r *http.Request) {
 
 // rulesVersion reads one saved version of the current workspace's rules.
 func (u *UI) rulesVersion(r *http.Request, n int) (lifecycle.Rules, error) {
-	list, err := u.Store.StageRulesList(r.Context(), workspaceFrom(r).ID)
+	list, err := u.Store.StageRulesList(r.Context(), WorkspaceFrom(r).ID)
 	if err != nil {
 		return lifecycle.Rules{}, err
 	}
@@ -77,7 +77,7 @@ func (u *UI) stageRulesPage(w http.ResponseWriter, r *http.Request, status int, 
 }
 
 func (u *UI) stageRulesView(r *http.Request, form views.RulesForm, errs views.FieldErrors, dry *views.DryRunView) (views.StageRulesView, error) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	if form.Days == 0 {
 		form.Days = 7
 	}
@@ -132,7 +132,7 @@ func (u *UI) DraftStageRules(w http.ResponseWriter, r *http.Request) {
 // DryRunStageRulesUI previews the draft: the last N days of events replayed
 // under it, compared with today's stages. Nothing is written.
 func (u *UI) DryRunStageRulesUI(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	form := parseRulesForm(r)
 	if form.Days < 1 || form.Days > 90 {
 		form.Days = 7
@@ -192,7 +192,7 @@ func (u *UI) stageRuleActions() actions.StageRules { return actions.StageRules{S
 // SaveStageRules validates the draft and saves it as the next version
 // through the save action (one transaction with its audit entry), as the API does.
 func (u *UI) SaveStageRules(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	form := parseRulesForm(r)
 	current, err := apply.LoadRules(r.Context(), u.Store, ws.ID)
 	if err != nil {
@@ -208,7 +208,7 @@ func (u *UI) SaveStageRules(w http.ResponseWriter, r *http.Request) {
 		u.stageRulesPage(w, r, http.StatusUnprocessableEntity, form, errs, nil, 0)
 		return
 	}
-	saved, err := u.stageRuleActions().Save(r.Context(), ws.ID, actor(r), rules)
+	saved, err := u.stageRuleActions().Save(r.Context(), ws.ID, Actor(r), rules)
 	var conflict *actions.ConflictError
 	var field *actions.FieldError
 	switch {
@@ -227,7 +227,7 @@ func (u *UI) SaveStageRules(w http.ResponseWriter, r *http.Request) {
 
 // ShowStageRulesVersion renders one saved version's JSON.
 func (u *UI) ShowStageRulesVersion(w http.ResponseWriter, r *http.Request) {
-	ws := workspaceFrom(r)
+	ws := WorkspaceFrom(r)
 	n, err := strconv.Atoi(chi.URLParam(r, "version"))
 	if err != nil {
 		u.NotFound(w, r)
@@ -265,7 +265,7 @@ func (u *UI) SaveSourceMapping(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, in, errs := parseSourceForm(r)
-	back := "/w/" + workspaceFrom(r).Slug + "/stages"
+	back := "/w/" + WorkspaceFrom(r).Slug + "/stages"
 	if errs.Any() {
 		u.flashRedirect(w, r, back, "error", src.Name+": "+errs["event_stages"])
 		return

@@ -26,7 +26,7 @@ func (u *UI) workspacesPage(w http.ResponseWriter, r *http.Request, status int, 
 	isAdmin := models.RoleAtLeast(p.Role, models.RoleAdmin)
 	list, err := u.Store.WorkspaceList(r.Context(), isAdmin)
 	if err == nil {
-		list, err = allowedWorkspaces(r.Context(), u.Store, list)
+		list, err = AllowedWorkspaces(r.Context(), u.Store, list)
 	}
 	if err != nil {
 		u.serverError(w, r, err)
@@ -52,7 +52,7 @@ func (u *UI) CreateWorkspace(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		return auditUI(r.Context(), tx, r, ws.ID, "workspace.create", "workspace", ws.Slug, nil, workspaceJSON{ws.Slug, ws.Name})
+		return auditUI(r.Context(), tx, r, ws.ID, "workspace.create", "workspace", ws.Slug, nil, WorkspaceJSON{ws.Slug, ws.Name})
 	})
 	if errors.Is(err, models.ErrConflict) {
 		u.workspacesPage(w, r, http.StatusUnprocessableEntity, slug, name, views.FieldErrors{"slug": "A workspace with this slug already exists."})
