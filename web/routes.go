@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/leadgate/leadgate/handlers"
+	"github.com/leadgate/leadgate/handlers/hooks"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -18,7 +19,7 @@ import (
 type Deps struct {
 	Store  *models.Store
 	Log    *slog.Logger
-	Hooks  *handlers.Hooks
+	Hooks  *hooks.Hooks
 	API    *handlers.API
 	Guards *handlers.GuardsAPI // nil: guard routes are not mounted
 	// Destinations serves the CRM sync's API (nil: not mounted).

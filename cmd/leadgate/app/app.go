@@ -27,6 +27,7 @@ import (
 	"github.com/leadgate/leadgate/crm/syncer"
 	"github.com/leadgate/leadgate/guards"
 	"github.com/leadgate/leadgate/handlers"
+	"github.com/leadgate/leadgate/handlers/hooks"
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/ingest/spool"
@@ -219,7 +220,7 @@ func (a *App) Deps() web.Deps {
 		UI:             ui,
 		Store:          a.Store,
 		Log:            a.Log,
-		Hooks:          &handlers.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
+		Hooks:          &hooks.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
 		API:            &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
 		Health:         &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool, Draining: a.draining.Load},
 		Metrics:        promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),

@@ -1,4 +1,6 @@
-package handlers
+// Package hooks serves the webhook endpoint, POST and GET /hooks/{token}: it reads the delivery and
+// hands it to ingest, which answers.
+package hooks
 
 import (
 	"errors"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/leadgate/leadgate/handlers"
 	"github.com/leadgate/leadgate/ingest"
 )
 
@@ -32,7 +35,7 @@ func (h *Hooks) ReceiveWebhook(w http.ResponseWriter, r *http.Request) {
 				status, msg = http.StatusRequestEntityTooLarge, "body exceeds "+strconv.FormatInt(h.MaxBody, 10)+" bytes"
 			}
 			h.Ingest.Refuse(r.Context(), chi.URLParam(r, "token"), status, msg)
-			WriteError(w, status, "", msg)
+			handlers.WriteError(w, status, "", msg)
 			return
 		}
 	}
@@ -58,5 +61,5 @@ func (h *Hooks) ReceiveWebhook(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, ans.Text)
 		return
 	}
-	WriteJSON(w, ans.Status, ans.Body)
+	handlers.WriteJSON(w, ans.Status, ans.Body)
 }
