@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/leadgate/leadgate/handlers/handlerstest"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -12,21 +13,21 @@ import (
 // scored, not a bare number.
 func TestUIContactScoreShowsItsBreakdown(t *testing.T) {
 	t.Parallel()
-	e := newUIEnv(t)
-	src := e.seedSource("Web form")
-	e.apply(src, lead{email: "ann@example.com", stage: "Discovered"})
+	e := handlerstest.NewEnv(t)
+	src := e.SeedSource("Web form")
+	e.Apply(src, handlerstest.Lead{Email: "ann@example.com", Stage: "Discovered"})
 	ctx := context.Background()
-	if err := e.store.DB().WithContext(ctx).Exec(`UPDATE contacts SET score = 12,
+	if err := e.Store.DB().WithContext(ctx).Exec(`UPDATE contacts SET score = 12,
 		score_breakdown = '[{"kind":"event","key":"form_submitted","points":5},{"kind":"field","key":"employees gte 50","points":7}]'
 		WHERE email = 'ann@example.com'`).Error; err != nil {
 		t.Fatal(err)
 	}
-	ann, err := e.store.ContactFindByEmail(ctx, e.ws.ID, "ann@example.com")
+	ann, err := e.Store.ContactFindByEmail(ctx, e.WS.ID, "ann@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := e.signedIn(models.RoleViewer)
-	page := c.get("/w/default/contacts/" + ann.ID)
-	expectStatus(t, "contact", page, http.StatusOK)
-	expectBody(t, "contact", page, "12 = form_submitted +5, employees gte 50 +7")
+	c := e.SignedIn(models.RoleViewer)
+	page := c.Get("/w/default/contacts/" + ann.ID)
+	handlerstest.ExpectStatus(t, "contact", page, http.StatusOK)
+	handlerstest.ExpectBody(t, "contact", page, "12 = form_submitted +5, employees gte 50 +7")
 }

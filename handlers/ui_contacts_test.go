@@ -8,20 +8,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leadgate/leadgate/handlers/handlerstest"
 	"github.com/leadgate/leadgate/models"
 )
 
 func TestUIContactSearchAndTimeline(t *testing.T) {
 	t.Parallel()
-	e := newUIEnv(t)
-	src := e.seedSource("Web form")
-	c := e.signedIn(models.RoleViewer)
+	e := handlerstest.NewEnv(t)
+	src := e.SeedSource("Web form")
+	c := e.SignedIn(models.RoleViewer)
 
-	expectBody(t, "empty contacts", c.get("/w/default/contacts"), `data-testid="empty-state"`, "No contacts yet")
+	handlerstest.ExpectBody(t, "empty contacts", c.Get("/w/default/contacts"), `data-testid="empty-state"`, "No contacts yet")
 
-	e.apply(src, lead{email: "jane.doe@example.com", first: "Jane", stage: "Engaged"})
-	e.apply(src, lead{phone: "+14155550134", first: "Bob", stage: "Discovered"})
-	jane := e.contactByEmail("jane.doe@example.com")
+	e.Apply(src, handlerstest.Lead{Email: "jane.doe@example.com", First: "Jane", Stage: "Engaged"})
+	e.Apply(src, handlerstest.Lead{Phone: "+14155550134", First: "Bob", Stage: "Discovered"})
+	jane := e.ContactByEmail("jane.doe@example.com")
 
 	cases := []struct {
 		name, query string
@@ -35,45 +36,45 @@ func TestUIContactSearchAndTimeline(t *testing.T) {
 		{"no match", "?q=nobody", []string{"No contact matches"}, ">Jane<"},
 	}
 	for _, tc := range cases {
-		res := c.get("/w/default/contacts" + tc.query)
-		expectStatus(t, tc.name, res, http.StatusOK)
-		expectBody(t, tc.name, res, tc.want...)
-		if i := strings.Index(res.body, tc.not); i >= 0 {
-			t.Fatalf("%s: result shows %q: %s", tc.name, tc.not, res.body[max(0, i-300):min(len(res.body), i+100)])
+		res := c.Get("/w/default/contacts" + tc.query)
+		handlerstest.ExpectStatus(t, tc.name, res, http.StatusOK)
+		handlerstest.ExpectBody(t, tc.name, res, tc.want...)
+		if i := strings.Index(res.Body, tc.not); i >= 0 {
+			t.Fatalf("%s: result shows %q: %s", tc.name, tc.not, res.Body[max(0, i-300):min(len(res.Body), i+100)])
 		}
 	}
 
-	page := c.get("/w/default/contacts/" + jane.ID)
-	expectStatus(t, "contact page", page, http.StatusOK)
-	expectBody(t, "contact page", page, `data-testid="timeline"`, "form_submitted from Web form", "Entered Engaged",
+	page := c.Get("/w/default/contacts/" + jane.ID)
+	handlerstest.ExpectStatus(t, "contact page", page, http.StatusOK)
+	handlerstest.ExpectBody(t, "contact page", page, `data-testid="timeline"`, "form_submitted from Web form", "Entered Engaged",
 		"Fields observed", `data-testid="contact-first-touch"`, "utm_source")
 	for _, form := range []string{"correct-form", "stage-form", "merge-form", "erase-form", "export-contact"} {
-		if strings.Contains(page.body, `data-testid="`+form+`"`) {
+		if strings.Contains(page.Body, `data-testid="`+form+`"`) {
 			t.Fatalf("viewer sees %s", form)
 		}
 	}
-	expectStatus(t, "unknown contact", c.get("/w/default/contacts/00000000-0000-0000-0000-000000000000"), http.StatusNotFound)
-	expectStatus(t, "malformed id", c.get("/w/default/contacts/nope"), http.StatusNotFound)
+	handlerstest.ExpectStatus(t, "unknown contact", c.Get("/w/default/contacts/00000000-0000-0000-0000-000000000000"), http.StatusNotFound)
+	handlerstest.ExpectStatus(t, "malformed id", c.Get("/w/default/contacts/nope"), http.StatusNotFound)
 }
 
 // TestUIContactActions walks every operator action on a contact as an admin:
 // each lands in the audit history, and bad input comes back inline.
 func TestUIContactActions(t *testing.T) {
 	t.Parallel()
-	e := newUIEnv(t)
+	e := handlerstest.NewEnv(t)
 	ctx := context.Background()
-	src := e.seedSource("Web form")
-	e.apply(src, lead{email: "jane@example.com", first: "Jane", stage: "Discovered"})
-	e.apply(src, lead{phone: "+14155550199", first: "Janet", stage: "Engaged"})
-	jane := e.contactByEmail("jane@example.com")
-	dup, err := e.store.ContactFindByPhone(ctx, e.ws.ID, "+14155550199")
+	src := e.SeedSource("Web form")
+	e.Apply(src, handlerstest.Lead{Email: "jane@example.com", First: "Jane", Stage: "Discovered"})
+	e.Apply(src, handlerstest.Lead{Phone: "+14155550199", First: "Janet", Stage: "Engaged"})
+	jane := e.ContactByEmail("jane@example.com")
+	dup, err := e.Store.ContactFindByPhone(ctx, e.WS.ID, "+14155550199")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := e.signedIn(models.RoleAdmin)
+	c := e.SignedIn(models.RoleAdmin)
 	base := "/w/default/contacts/" + jane.ID
-	page := c.get(base)
-	expectBody(t, "admin contact page", page, `data-testid="correct-form"`, `data-testid="erase-form"`, `list="field-names"`)
+	page := c.Get(base)
+	handlerstest.ExpectBody(t, "admin contact page", page, `data-testid="correct-form"`, `data-testid="erase-form"`, `list="field-names"`)
 
 	invalid := []struct {
 		name, path string
@@ -88,13 +89,13 @@ func TestUIContactActions(t *testing.T) {
 		{"merge with itself", "/merge", url.Values{"merge_with": {jane.ID}}, "merge_with"},
 		{"erase without typing erase", "/erase", url.Values{"confirm": {"yes"}}, "confirm"},
 	}
-	before := len(e.auditActions())
+	before := len(e.AuditActions())
 	for _, tc := range invalid {
-		res := c.post(base+tc.path, tc.form)
-		expectStatus(t, tc.name, res, http.StatusUnprocessableEntity)
-		expectBody(t, tc.name, res, `id="err-`+tc.field+`"`, `role="alert"`)
+		res := c.Post(base+tc.path, tc.form)
+		handlerstest.ExpectStatus(t, tc.name, res, http.StatusUnprocessableEntity)
+		handlerstest.ExpectBody(t, tc.name, res, `id="err-`+tc.field+`"`, `role="alert"`)
 	}
-	if n := len(e.auditActions()); n != before {
+	if n := len(e.AuditActions()); n != before {
 		t.Fatalf("rejected forms wrote %d audit entries", n-before)
 	}
 
@@ -112,42 +113,42 @@ func TestUIContactActions(t *testing.T) {
 			func(c models.Contact) bool { return c.Phone != nil && *c.Phone == "+14155550199" }},
 	}
 	for _, s := range steps {
-		res := c.post(base+s.path, s.form)
-		expectRedirect(t, s.action, res, base)
-		requireAudit(t, e, s.action)
-		got, _ := e.store.ContactGet(ctx, e.ws.ID, jane.ID)
+		res := c.Post(base+s.path, s.form)
+		handlerstest.ExpectRedirect(t, s.action, res, base)
+		handlerstest.RequireAudit(t, e, s.action)
+		got, _ := e.Store.ContactGet(ctx, e.WS.ID, jane.ID)
 		if !s.check(got) {
 			t.Fatalf("%s: contact after the action: %+v", s.action, got)
 		}
 	}
-	expectBody(t, "flash and timeline", c.get(base), "Corrected company", "Discovered → SQL", "Qualified on a call", "human correction by user:")
-	if loser, _ := e.store.ContactGet(ctx, e.ws.ID, dup.ID); loser.MergedInto == nil || *loser.MergedInto != jane.ID {
+	handlerstest.ExpectBody(t, "flash and timeline", c.Get(base), "Corrected company", "Discovered → SQL", "Qualified on a call", "human correction by user:")
+	if loser, _ := e.Store.ContactGet(ctx, e.WS.ID, dup.ID); loser.MergedInto == nil || *loser.MergedInto != jane.ID {
 		t.Fatalf("merged contact does not point to the survivor: %+v", loser)
 	}
-	expectBody(t, "merged contact page", c.get("/w/default/contacts/"+dup.ID), "This contact was merged")
+	handlerstest.ExpectBody(t, "merged contact page", c.Get("/w/default/contacts/"+dup.ID), "This contact was merged")
 
 	// Export: a JSON download of everything, audited.
-	res := c.get(base + "/export")
-	expectStatus(t, "export", res, http.StatusOK)
-	if cd := res.header.Get("Content-Disposition"); !strings.Contains(cd, "attachment") || !strings.Contains(cd, jane.ID) {
+	res := c.Get(base + "/export")
+	handlerstest.ExpectStatus(t, "export", res, http.StatusOK)
+	if cd := res.Header.Get("Content-Disposition"); !strings.Contains(cd, "attachment") || !strings.Contains(cd, jane.ID) {
 		t.Fatalf("export Content-Disposition %q", cd)
 	}
 	var x struct {
 		Contact struct{ Email string } `json:"contact"`
 		Events  []json.RawMessage      `json:"events"`
 	}
-	if err := json.Unmarshal([]byte(res.body), &x); err != nil || len(x.Events) < 2 {
-		t.Fatalf("export body: %v %.300s", err, res.body)
+	if err := json.Unmarshal([]byte(res.Body), &x); err != nil || len(x.Events) < 2 {
+		t.Fatalf("export body: %v %.300s", err, res.Body)
 	}
-	requireAudit(t, e, "contact.export")
+	handlerstest.RequireAudit(t, e, "contact.export")
 
 	// Erase (admin, typed confirmation).
-	res = c.post(base+"/erase", url.Values{"confirm": {"erase"}})
-	expectRedirect(t, "erase", res, base)
-	requireAudit(t, e, "contact.erase")
-	got, _ := e.store.ContactGet(ctx, e.ws.ID, jane.ID)
+	res = c.Post(base+"/erase", url.Values{"confirm": {"erase"}})
+	handlerstest.ExpectRedirect(t, "erase", res, base)
+	handlerstest.RequireAudit(t, e, "contact.erase")
+	got, _ := e.Store.ContactGet(ctx, e.WS.ID, jane.ID)
 	if got.ErasedAt == nil || got.Email != nil {
 		t.Fatalf("contact not erased: %+v", got)
 	}
-	expectBody(t, "erased page", c.get(base), "Personal data of this contact was erased")
+	handlerstest.ExpectBody(t, "erased page", c.Get(base), "Personal data of this contact was erased")
 }

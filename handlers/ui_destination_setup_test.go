@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/leadgate/leadgate/crm/crmfake"
+	"github.com/leadgate/leadgate/handlers/handlerstest"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -13,25 +14,25 @@ import (
 // API's loop-fields action: the fields are created in the account and the creation is audited.
 func TestUIDestinationListsMissingSetupAndCreatesFields(t *testing.T) {
 	t.Parallel()
-	e := newUIEnv(t)
-	c := e.signedIn(models.RoleEditor)
+	e := handlerstest.NewEnv(t)
+	c := e.SignedIn(models.RoleEditor)
 	fake := crmfake.NewActiveCampaign(crmfake.ACOptions{Options: crmfake.Options{Token: "ac-token"},
 		Fields: []crmfake.ACField{{Title: "Sync timestamp", Perstag: "SYNC_TIMESTAMP"}}})
 	defer fake.Close()
-	res := c.post("/w/default/destinations", url.Values{"name": {"AC half"}, "kind": {"activecampaign"}, "base_url": {fake.URL},
+	res := c.Post("/w/default/destinations", url.Values{"name": {"AC half"}, "kind": {"activecampaign"}, "base_url": {fake.URL},
 		"api_token": {"ac-token"}, "stage_field": {"lifecycle_stage"}, "rate_limit_rps": {"5"}, "batch_size": {"20"}})
-	if res.status != http.StatusSeeOther {
-		t.Fatalf("create: %d %.300s", res.status, res.body)
+	if res.Status != http.StatusSeeOther {
+		t.Fatalf("create: %d %.300s", res.Status, res.Body)
 	}
-	path := res.header.Get("Location")
-	expectBody(t, "detail", c.get(path), `data-testid="create-setup-fields"`)
+	path := res.Header.Get("Location")
+	handlerstest.ExpectBody(t, "detail", c.Get(path), `data-testid="create-setup-fields"`)
 
-	expectRedirect(t, "test", c.post(path+"/test", nil), path)
-	expectBody(t, "test result", c.get(path), "setup is incomplete", "last_automation_source", "lifecycle_stage", "Create missing fields")
+	handlerstest.ExpectRedirect(t, "test", c.Post(path+"/test", nil), path)
+	handlerstest.ExpectBody(t, "test result", c.Get(path), "setup is incomplete", "last_automation_source", "lifecycle_stage", "Create missing fields")
 
-	expectRedirect(t, "create fields", c.post(path+"/setup-fields", nil), path)
-	requireAudit(t, e, "destination.loop_fields.create")
-	expectBody(t, "created", c.get(path), "Created last_automation_source, lifecycle_stage.")
+	handlerstest.ExpectRedirect(t, "create fields", c.Post(path+"/setup-fields", nil), path)
+	handlerstest.RequireAudit(t, e, "destination.loop_fields.create")
+	handlerstest.ExpectBody(t, "created", c.Get(path), "Created last_automation_source, lifecycle_stage.")
 	titles := map[string]bool{}
 	for _, f := range fake.Fields() {
 		titles[f.Title] = true
@@ -39,6 +40,6 @@ func TestUIDestinationListsMissingSetupAndCreatesFields(t *testing.T) {
 	if !titles["last_automation_source"] || !titles["lifecycle_stage"] {
 		t.Errorf("account fields %v; want the loop-breaker and stage fields created", titles)
 	}
-	expectRedirect(t, "test again", c.post(path+"/test", nil), path)
-	expectBody(t, "test result", c.get(path), "Connection works")
+	handlerstest.ExpectRedirect(t, "test again", c.Post(path+"/test", nil), path)
+	handlerstest.ExpectBody(t, "test result", c.Get(path), "Connection works")
 }

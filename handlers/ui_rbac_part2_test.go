@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/leadgate/leadgate/handlers/handlerstest"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -50,71 +51,71 @@ func pipelineMutations(contact string, dl int64, src int64) []uiMutation {
 
 func TestUIPipelineRolesCSRFAndSignIn(t *testing.T) {
 	t.Parallel()
-	e := newUIEnv(t)
+	e := handlerstest.NewEnv(t)
 	ctx := context.Background()
-	src := e.seedSource("Web form")
-	d := e.conflict(src, "ann@example.com")
-	contact := e.contactByEmail("ann@example.com")
+	src := e.SeedSource("Web form")
+	d := e.Conflict(src, "ann@example.com")
+	contact := e.ContactByEmail("ann@example.com")
 	muts := pipelineMutations(contact.ID, d.ID, src.ID)
-	before := len(e.auditActions())
+	before := len(e.AuditActions())
 
 	for _, role := range []string{models.RoleViewer, models.RoleEditor} {
-		c := e.signedIn(role)
-		c.get("/w/default/")
+		c := e.SignedIn(role)
+		c.Get("/w/default/")
 		for _, m := range muts {
 			if models.RoleAtLeast(role, m.need) {
 				continue
 			}
-			var res uiResponse
+			var res handlerstest.Response
 			if m.method == "GET" {
-				res = c.get(m.path)
+				res = c.Get(m.path)
 			} else {
-				res = c.post(m.path, m.form)
+				res = c.Post(m.path, m.form)
 			}
-			expectStatus(t, role+" "+m.method+" "+m.path, res, http.StatusForbidden)
-			expectBody(t, role+" "+m.method+" "+m.path, res, "Your role does not allow this action")
+			handlerstest.ExpectStatus(t, role+" "+m.method+" "+m.path, res, http.StatusForbidden)
+			handlerstest.ExpectBody(t, role+" "+m.method+" "+m.path, res, "Your role does not allow this action")
 		}
 	}
-	if after := len(e.auditActions()); after != before {
+	if after := len(e.AuditActions()); after != before {
 		t.Fatalf("forbidden requests changed something: audit grew from %d to %d entries", before, after)
 	}
-	if got, _ := e.store.DeadLetterGet(ctx, e.ws.ID, d.ID); got.Status != models.DeadLetterOpen {
+	if got, _ := e.Store.DeadLetterGet(ctx, e.WS.ID, d.ID); got.Status != models.DeadLetterOpen {
 		t.Fatalf("forbidden requests resolved the dead letter: %+v", got)
 	}
 
 	// Every page a viewer may read opens for a viewer.
-	viewer := e.signedIn(models.RoleViewer)
+	viewer := e.SignedIn(models.RoleViewer)
 	reads := []string{"/w/default/contacts", "/w/default/contacts/" + contact.ID, "/w/default/dead-letters",
 		"/w/default/dead-letters/" + strconv.FormatInt(d.ID, 10), "/w/default/stages", "/w/default/sales",
 		"/w/default/sales/export.csv?what=conversion", "/w/default/destinations", "/w/default/guards"}
 	for _, p := range reads {
-		expectStatus(t, "viewer "+p, viewer.get(p), http.StatusOK)
+		handlerstest.ExpectStatus(t, "viewer "+p, viewer.Get(p), http.StatusOK)
 	}
 	// The viewer's rules editor is read-only.
-	expectBody(t, "viewer editor", viewer.get("/w/default/stages"), "You can read the rules", `<fieldset class="bare" disabled>`)
+	handlerstest.ExpectBody(t, "viewer editor", viewer.Get("/w/default/stages"), "You can read the rules", `<fieldset class="bare" disabled>`)
 
 	// Anonymous visitors go to the sign-in page, htmx requests included.
-	anon := e.client()
+	anon := e.Client()
 	for _, p := range append(reads, "/queues") {
-		expectRedirect(t, "anonymous "+p, anon.get(p), "/login")
+		handlerstest.ExpectRedirect(t, "anonymous "+p, anon.Get(p), "/login")
 	}
-	if res := anon.get("/w/default/dead-letters", "HX-Request", "true"); res.header.Get("HX-Redirect") != "/login" {
-		t.Fatalf("anonymous htmx request: %d %v", res.status, res.header)
+	if res := anon.Get("/w/default/dead-letters", "HX-Request", "true"); res.Header.Get("HX-Redirect") != "/login" {
+		t.Fatalf("anonymous htmx request: %d %v", res.Status, res.Header)
 	}
 
 	// Without the CSRF token even an admin's mutation is refused.
-	before = len(e.auditActions()) // the viewer's CSV export was audited
-	admin := e.signedIn(models.RoleAdmin)
-	admin.get("/w/default/")
+	before = len(e.AuditActions()) // the viewer's CSV export was audited
+	admin := e.SignedIn(models.RoleAdmin)
+	admin.Get("/w/default/")
 	for _, m := range muts {
 		if m.method != "POST" {
 			continue
 		}
-		res := admin.postRaw(m.path, m.form)
-		expectStatus(t, "no csrf "+m.path, res, http.StatusForbidden)
-		expectBody(t, "no csrf "+m.path, res, "This form has expired")
+		res := admin.PostRaw(m.path, m.form)
+		handlerstest.ExpectStatus(t, "no csrf "+m.path, res, http.StatusForbidden)
+		handlerstest.ExpectBody(t, "no csrf "+m.path, res, "This form has expired")
 	}
-	if after := len(e.auditActions()); after != before {
+	if after := len(e.AuditActions()); after != before {
 		t.Fatalf("requests without a CSRF token changed something: audit grew by %d", after-before)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leadgate/leadgate/handlers/handlerstest"
 	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
 )
@@ -60,12 +61,12 @@ func stageOrder(body string) []string {
 
 func TestUIStageRulesDraftOperations(t *testing.T) {
 	t.Parallel()
-	e := newUIEnv(t)
-	c := e.signedIn(models.RoleEditor)
-	page := c.get("/w/default/stages")
-	expectStatus(t, "editor", page, http.StatusOK)
-	expectBody(t, "editor", page, `data-testid="rules-editor"`, "defaults, never saved", `hx-post="/w/default/stages/draft"`)
-	if got := strings.Join(stageOrder(page.body), ","); got != "Discovered,Engaged,SQL,Closed,Lost" {
+	e := handlerstest.NewEnv(t)
+	c := e.SignedIn(models.RoleEditor)
+	page := c.Get("/w/default/stages")
+	handlerstest.ExpectStatus(t, "editor", page, http.StatusOK)
+	handlerstest.ExpectBody(t, "editor", page, `data-testid="rules-editor"`, "defaults, never saved", `hx-post="/w/default/stages/draft"`)
+	if got := strings.Join(stageOrder(page.Body), ","); got != "Discovered,Engaged,SQL,Closed,Lost" {
 		t.Fatalf("default stages in the editor: %s", got)
 	}
 
@@ -80,52 +81,52 @@ func TestUIStageRulesDraftOperations(t *testing.T) {
 		{"add a stage before the terminal ones", "add_stage", "Proposal", "Discovered,Engaged,SQL,Closed,Proposal,Lost"},
 	}
 	for _, tc := range cases {
-		res := c.post("/w/default/stages/draft", with(defaultRulesForm(), "op", tc.op, "new_stage", tc.newStage))
-		expectStatus(t, tc.name, res, http.StatusOK)
-		if got := strings.Join(stageOrder(res.body), ","); got != tc.want {
+		res := c.Post("/w/default/stages/draft", with(defaultRulesForm(), "op", tc.op, "new_stage", tc.newStage))
+		handlerstest.ExpectStatus(t, tc.name, res, http.StatusOK)
+		if got := strings.Join(stageOrder(res.Body), ","); got != tc.want {
 			t.Fatalf("%s: stages %s, want %s", tc.name, got, tc.want)
 		}
 	}
-	alias := c.post("/w/default/stages/draft", with(defaultRulesForm(), "op", "add_alias"))
-	if n := strings.Count(alias.body, `name="alias_key"`); n != 1 {
+	alias := c.Post("/w/default/stages/draft", with(defaultRulesForm(), "op", "add_alias"))
+	if n := strings.Count(alias.Body, `name="alias_key"`); n != 1 {
 		t.Fatalf("add_alias: %d alias rows, want 1", n)
 	}
-	frag := c.postHTMX("/w/default/stages/draft", with(defaultRulesForm(), "op", "up:1"))
-	expectStatus(t, "htmx draft", frag, http.StatusOK)
-	if strings.Contains(frag.body, "<html") || !strings.HasPrefix(strings.TrimSpace(frag.body), `<form method="post" action="/w/default/stages" id="rules-editor"`) {
-		t.Fatalf("htmx draft is not the editor fragment: %.200s", frag.body)
+	frag := c.PostHTMX("/w/default/stages/draft", with(defaultRulesForm(), "op", "up:1"))
+	handlerstest.ExpectStatus(t, "htmx draft", frag, http.StatusOK)
+	if strings.Contains(frag.Body, "<html") || !strings.HasPrefix(strings.TrimSpace(frag.Body), `<form method="post" action="/w/default/stages" id="rules-editor"`) {
+		t.Fatalf("htmx draft is not the editor fragment: %.200s", frag.Body)
 	}
-	if !strings.Contains(frag.body, `id="up-discovered"`) {
+	if !strings.Contains(frag.Body, `id="up-discovered"`) {
 		t.Fatal("move buttons lack the stable ids that keep focus on the moved stage")
 	}
-	dup := c.post("/w/default/stages/draft", with(defaultRulesForm(), "op", "add_stage", "new_stage", "sql"))
-	expectBody(t, "duplicate new stage", dup, `id="err-stages"`, "already is a stage")
+	dup := c.Post("/w/default/stages/draft", with(defaultRulesForm(), "op", "add_stage", "new_stage", "sql"))
+	handlerstest.ExpectBody(t, "duplicate new stage", dup, `id="err-stages"`, "already is a stage")
 }
 
 func TestUIStageRulesPreviewAndSave(t *testing.T) {
 	t.Parallel()
-	e := newUIEnv(t)
+	e := handlerstest.NewEnv(t)
 	ctx := context.Background()
-	src := e.seedSource("Web form")
-	e.conflict(src, "ann@example.com") // SQL, then a newer Discovered: quarantined today
-	c := e.signedIn(models.RoleEditor)
-	c.get("/w/default/stages")
+	src := e.SeedSource("Web form")
+	e.Conflict(src, "ann@example.com") // SQL, then a newer Discovered: quarantined today
+	c := e.SignedIn(models.RoleEditor)
+	c.Get("/w/default/stages")
 
 	// Allowing regression would apply the quarantined event: the preview says Ann ends in Discovered.
 	draft := with(defaultRulesForm(), "allow_regression", "true")
-	res := c.postHTMX("/w/default/stages/dry-run", draft)
-	expectStatus(t, "preview", res, http.StatusOK)
-	expectBody(t, "preview", res, `data-testid="dry-run-report"`, `data-testid="dry-run-changes"`, "ann@example.com")
-	if strings.Contains(res.body, "<html") {
+	res := c.PostHTMX("/w/default/stages/dry-run", draft)
+	handlerstest.ExpectStatus(t, "preview", res, http.StatusOK)
+	handlerstest.ExpectBody(t, "preview", res, `data-testid="dry-run-report"`, `data-testid="dry-run-changes"`, "ann@example.com")
+	if strings.Contains(res.Body, "<html") {
 		t.Fatal("preview is not a fragment")
 	}
-	same := c.postHTMX("/w/default/stages/dry-run", defaultRulesForm())
-	expectBody(t, "preview of the rules in force", same, `data-testid="dry-run-no-changes"`, "state_conflict",
+	same := c.PostHTMX("/w/default/stages/dry-run", defaultRulesForm())
+	handlerstest.ExpectBody(t, "preview of the rules in force", same, `data-testid="dry-run-no-changes"`, "state_conflict",
 		"Newsletter signup would move SQL back to Discovered; moving back is off, so it goes to dead letters")
-	bad := c.postHTMX("/w/default/stages/dry-run", with(defaultRulesForm(), "on_state_conflict", "explode"))
-	expectStatus(t, "invalid preview", bad, http.StatusOK)
-	expectBody(t, "invalid preview", bad, `data-testid="dry-run-errors"`)
-	if _, err := e.store.StageRulesCurrent(ctx, e.ws.ID); err != models.ErrNotFound {
+	bad := c.PostHTMX("/w/default/stages/dry-run", with(defaultRulesForm(), "on_state_conflict", "explode"))
+	handlerstest.ExpectStatus(t, "invalid preview", bad, http.StatusOK)
+	handlerstest.ExpectBody(t, "invalid preview", bad, `data-testid="dry-run-errors"`)
+	if _, err := e.Store.StageRulesCurrent(ctx, e.WS.ID); err != models.ErrNotFound {
 		t.Fatalf("a preview saved rules: %v", err)
 	}
 
@@ -140,13 +141,13 @@ func TestUIStageRulesPreviewAndSave(t *testing.T) {
 		{"alias to an unknown stage", with(defaultRulesForm(), "alias_key", "MQL", "alias_stage", "Moon"), "aliases"},
 		{"half an event row", with(defaultRulesForm(), "event_key", "call_booked"), "event_stages"},
 	}
-	before := len(e.auditActions())
+	before := len(e.AuditActions())
 	for _, tc := range invalid {
-		res := c.post("/w/default/stages", tc.form)
-		expectStatus(t, tc.name, res, http.StatusUnprocessableEntity)
-		expectBody(t, tc.name, res, `id="err-`+tc.field+`"`)
+		res := c.Post("/w/default/stages", tc.form)
+		handlerstest.ExpectStatus(t, tc.name, res, http.StatusUnprocessableEntity)
+		handlerstest.ExpectBody(t, tc.name, res, `id="err-`+tc.field+`"`)
 	}
-	if n := len(e.auditActions()); n != before {
+	if n := len(e.AuditActions()); n != before {
 		t.Fatalf("rejected saves wrote %d audit entries", n-before)
 	}
 
@@ -154,9 +155,9 @@ func TestUIStageRulesPreviewAndSave(t *testing.T) {
 		"requires_contact", "payment_succeeded, call_completed")
 	form["stage_required"] = []string{"", "", "company", "", ""}
 	form["stage_phone"] = []string{"2"}
-	expectRedirect(t, "save", c.post("/w/default/stages", form), "/w/default/stages")
-	requireAudit(t, e, "stage_rules.update")
-	rules, err := apply.LoadRules(ctx, e.store, e.ws.ID)
+	handlerstest.ExpectRedirect(t, "save", c.Post("/w/default/stages", form), "/w/default/stages")
+	handlerstest.RequireAudit(t, e, "stage_rules.update")
+	rules, err := apply.LoadRules(ctx, e.Store, e.WS.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,34 +166,34 @@ func TestUIStageRulesPreviewAndSave(t *testing.T) {
 		len(rules.RequiresContact) != 2 || strings.Join(rules.Terminal, ",") != "Lost" {
 		t.Fatalf("saved rules: %+v", rules)
 	}
-	page := c.get("/w/default/stages")
-	expectBody(t, "after save", page, "version 1 in force", `data-testid="rules-versions"`, "Stage rules saved as version 1")
+	page := c.Get("/w/default/stages")
+	handlerstest.ExpectBody(t, "after save", page, "version 1 in force", `data-testid="rules-versions"`, "Stage rules saved as version 1")
 
 	// A draft opened on the defaults cannot silently overwrite version 1.
-	res = c.post("/w/default/stages", defaultRulesForm())
-	expectStatus(t, "stale draft", res, http.StatusUnprocessableEntity)
-	expectBody(t, "stale draft", res, "Someone saved version 1 while you were editing")
+	res = c.Post("/w/default/stages", defaultRulesForm())
+	handlerstest.ExpectStatus(t, "stale draft", res, http.StatusUnprocessableEntity)
+	handlerstest.ExpectBody(t, "stale draft", res, "Someone saved version 1 while you were editing")
 
-	expectRedirect(t, "save v2", c.post("/w/default/stages", with(defaultRulesForm(), "base_version", "1")), "/w/default/stages")
-	versions := c.get("/w/default/stages/versions/1")
-	expectBody(t, "version page", versions, `data-testid="rules-json"`, "&#34;MQL&#34;: &#34;Engaged&#34;", "Load into editor")
+	handlerstest.ExpectRedirect(t, "save v2", c.Post("/w/default/stages", with(defaultRulesForm(), "base_version", "1")), "/w/default/stages")
+	versions := c.Get("/w/default/stages/versions/1")
+	handlerstest.ExpectBody(t, "version page", versions, `data-testid="rules-json"`, "&#34;MQL&#34;: &#34;Engaged&#34;", "Load into editor")
 	// Each version shows what it changed: v1 against the defaults, v2 (the defaults again) against v1.
-	expectBody(t, "v1 diff", versions, `data-testid="rules-diff"`, "Changes from the defaults", `class="diff-added"`, "MQL</code>")
-	v2 := c.get("/w/default/stages/versions/2")
-	_, diff, _ := strings.Cut(v2.body, `data-testid="rules-diff"`)
+	handlerstest.ExpectBody(t, "v1 diff", versions, `data-testid="rules-diff"`, "Changes from the defaults", `class="diff-added"`, "MQL</code>")
+	v2 := c.Get("/w/default/stages/versions/2")
+	_, diff, _ := strings.Cut(v2.Body, `data-testid="rules-diff"`)
 	diff, _, _ = strings.Cut(diff, `data-testid="rules-json"`)
-	expectBody(t, "v2 diff", uiResponse{body: diff}, "Changes from v1", `<tr class="diff-removed"><td><code>aliases.MQL</code></td><td class="diff-before">&#34;Engaged&#34;</td><td class="diff-after">–</td>`)
-	restore := c.get("/w/default/stages?from=1")
-	expectBody(t, "restore", restore, "Version 1 is loaded into the editor", `name="alias_key" value="MQL"`, `name="base_version" value="2"`)
-	expectStatus(t, "unknown version", c.get("/w/default/stages/versions/9"), http.StatusNotFound)
+	handlerstest.ExpectBody(t, "v2 diff", handlerstest.Response{Body: diff}, "Changes from v1", `<tr class="diff-removed"><td><code>aliases.MQL</code></td><td class="diff-before">&#34;Engaged&#34;</td><td class="diff-after">–</td>`)
+	restore := c.Get("/w/default/stages?from=1")
+	handlerstest.ExpectBody(t, "restore", restore, "Version 1 is loaded into the editor", `name="alias_key" value="MQL"`, `name="base_version" value="2"`)
+	handlerstest.ExpectStatus(t, "unknown version", c.Get("/w/default/stages/versions/9"), http.StatusNotFound)
 
 	// Per-source mapping, saved from the editor.
 	mp := "/w/default/stages/sources/" + strconv.FormatInt(src.ID, 10)
-	expectRedirect(t, "source mapping", c.post(mp, url.Values{"stage_event": {"form_submitted", ""}, "stage_name": {"Engaged", ""}}), "/w/default/stages")
-	requireAudit(t, e, "source.update")
-	if got, _ := e.store.SourceGet(ctx, e.ws.ID, src.ID); got.Config.EventStages["form_submitted"] != "Engaged" {
+	handlerstest.ExpectRedirect(t, "source mapping", c.Post(mp, url.Values{"stage_event": {"form_submitted", ""}, "stage_name": {"Engaged", ""}}), "/w/default/stages")
+	handlerstest.RequireAudit(t, e, "source.update")
+	if got, _ := e.Store.SourceGet(ctx, e.WS.ID, src.ID); got.Config.EventStages["form_submitted"] != "Engaged" {
 		t.Fatalf("source mapping not saved: %+v", got.Config)
 	}
-	expectRedirect(t, "bad source mapping", c.post(mp, url.Values{"stage_event": {"x"}, "stage_name": {""}}), "/w/default/stages")
-	expectBody(t, "bad source mapping", c.get("/w/default/stages"), "Each mapping row needs both")
+	handlerstest.ExpectRedirect(t, "bad source mapping", c.Post(mp, url.Values{"stage_event": {"x"}, "stage_name": {""}}), "/w/default/stages")
+	handlerstest.ExpectBody(t, "bad source mapping", c.Get("/w/default/stages"), "Each mapping row needs both")
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/leadgate/leadgate/handlers"
+	"github.com/leadgate/leadgate/handlers/api"
 	"github.com/leadgate/leadgate/handlers/hooks"
 	"github.com/leadgate/leadgate/models"
 )
@@ -20,11 +20,11 @@ type Deps struct {
 	Store  *models.Store
 	Log    *slog.Logger
 	Hooks  *hooks.Hooks
-	API    *handlers.API
-	Guards *handlers.GuardsAPI // nil: guard routes are not mounted
+	API    *api.API
+	Guards *api.Guards // nil: guard routes are not mounted
 	// Destinations serves the CRM sync's API (nil: not mounted).
-	Destinations *handlers.Destinations
-	Health       *handlers.Health
+	Destinations *api.Destinations
+	Health       *api.Health
 	Metrics      http.Handler
 	// UI mounts the admin web app at / (nil: API only).
 	UI func(r chi.Router)
@@ -51,7 +51,7 @@ func Routes(d Deps) http.Handler {
 	// Public: webhooks, health and metrics.
 	r.Get("/healthz", d.Health.Live)
 	r.Get("/readyz", d.Health.Ready)
-	r.Get("/api/v1/openapi.json", handlers.OpenAPI) // public: describes the API, holds no data
+	r.Get("/api/v1/openapi.json", api.OpenAPI) // public: describes the API, holds no data
 	r.Handle("/metrics", d.Metrics)
 	r.With(middleware.Timeout(10*time.Second)).Post("/hooks/{token}", d.Hooks.ReceiveWebhook)
 	r.Get("/hooks/{token}", d.Hooks.ReceiveWebhook) // Meta's hub.challenge handshake

@@ -27,6 +27,7 @@ import (
 	"github.com/leadgate/leadgate/crm/syncer"
 	"github.com/leadgate/leadgate/guards"
 	"github.com/leadgate/leadgate/handlers"
+	"github.com/leadgate/leadgate/handlers/api"
 	"github.com/leadgate/leadgate/handlers/hooks"
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/normalize"
@@ -221,11 +222,11 @@ func (a *App) Deps() web.Deps {
 		Store:          a.Store,
 		Log:            a.Log,
 		Hooks:          &hooks.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
-		API:            &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
-		Health:         &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool, Draining: a.draining.Load},
+		API:            &api.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
+		Health:         &api.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool, Draining: a.draining.Load},
 		Metrics:        promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),
-		Destinations:   &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
-		Guards:         &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
+		Destinations:   &api.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
+		Guards:         &api.Guards{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
 		TrustedProxies: a.Cfg.TrustedProxies,
 		HSTS:           a.Cfg.SecureCookies,
 	}
