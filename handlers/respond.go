@@ -1,5 +1,7 @@
-// Package handlers holds leadgate's HTTP handlers: webhooks, the admin API and
-// the admin web pages. Handlers parse, validate, call the domain and render.
+// Package handlers is the layer leadgate's HTTP surfaces share: JSON answers, the workspace and actor
+// of a request, per-workspace access, masking of personal data, and the source checks both the API and
+// the pages run. The surfaces live below it: handlers/hooks (the webhook endpoint), handlers/api (the
+// JSON admin API) and handlers/ui (the admin web pages); none of them imports another.
 package handlers
 
 import (

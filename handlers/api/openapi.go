@@ -6,7 +6,7 @@ import (
 )
 
 // openAPIDocument is the OpenAPI 3.1 description of /api/v1 and /hooks/{token}.
-// api_openapi_test.go checks it against the router, route by route.
+// openapi_test.go checks it against the router, route by route.
 //
 //go:embed openapi.json
 var openAPIDocument []byte

@@ -26,9 +26,9 @@ import (
 	"github.com/leadgate/leadgate/crm/hydrate"
 	"github.com/leadgate/leadgate/crm/syncer"
 	"github.com/leadgate/leadgate/guards"
-	"github.com/leadgate/leadgate/handlers"
 	"github.com/leadgate/leadgate/handlers/api"
 	"github.com/leadgate/leadgate/handlers/hooks"
+	"github.com/leadgate/leadgate/handlers/ui"
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/ingest/spool"
@@ -189,7 +189,7 @@ func (a *App) firstAdminUser(ctx context.Context, stdout io.Writer) error {
 	if err != nil || n > 0 {
 		return err
 	}
-	password, err := handlers.OneTimePassword()
+	password, err := ui.OneTimePassword()
 	if err != nil {
 		return fmt.Errorf("first start: %w", err)
 	}
@@ -242,7 +242,7 @@ func (a *App) UIRoutes() (func(chi.Router), error) {
 		return nil, err
 	}
 	sessions := web.NewSessions(a.Cfg.SecretKey, a.Cfg.SecureCookies, a.Store)
-	pages := &handlers.UI{
+	pages := &ui.UI{
 		Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, Sessions: sessions,
 		Limiter: a.loginLimiter(), Assets: assets.Views(),
 		PublicURL: a.Cfg.PublicURL, Log: a.Log, Now: time.Now,
@@ -345,9 +345,9 @@ func (a *App) RunScheduler(ctx context.Context) error {
 }
 
 // loginLimiter throttles failed sign-ins, counted in Redis so that every replica shares one budget.
-func (a *App) loginLimiter() *handlers.LoginLimiter {
-	l := handlers.NewLoginLimiter(5, 15*time.Minute)
-	l.KindMax = handlers.SignInKinds()
+func (a *App) loginLimiter() *ui.LoginLimiter {
+	l := ui.NewLoginLimiter(5, 15*time.Minute)
+	l.KindMax = ui.SignInKinds()
 	l.Redis, l.Log = a.Redis, a.Log
 	return l
 }
