@@ -136,27 +136,3 @@ func (h *Destinations) PutHydrationProvider(w http.ResponseWriter, r *http.Reque
 	}
 	handlers.WriteJSON(w, http.StatusOK, map[string]any{"provider": provider, "configured": true})
 }
-
-// RegisterRoutes adds the destination routes inside the /workspaces/{ws} block; editor guards writes.
-func (h *Destinations) RegisterRoutes(r chi.Router, editor func(http.Handler) http.Handler) {
-	r.Get("/destinations", h.ListDestinations)
-	r.With(editor).Post("/destinations", h.CreateDestination)
-	r.Get("/destinations/{id}", h.GetDestination)
-	r.With(editor).Patch("/destinations/{id}", h.UpdateDestination)
-	r.With(editor).Delete("/destinations/{id}", h.DeleteDestination)
-	r.With(editor).Post("/destinations/{id}/test-connection", h.TestConnection)
-	r.With(editor).Get("/destinations/{id}/discover", h.Discover)
-	r.With(editor).Post("/destinations/{id}/loop-fields", h.LoopFields)
-	r.With(editor).Post("/destinations/{id}/import", h.StartImport)
-	r.Get("/destinations/{id}/imports/{import}", h.GetImport)
-	r.Get("/destinations/{id}/stats", h.Stats)
-	r.Get("/destinations/{id}/conflicts", h.Conflicts)
-	r.Get("/destinations/{id}/drift", h.Drift)
-	r.Get("/destinations/{id}/sandbox/contacts", h.SandboxContacts)
-	r.With(editor).Post("/destinations/{id}/resync", h.Resync)
-	r.With(editor).Post("/destinations/{id}/dead-letters/{dl}/replay", h.ReplayDeadLetter)
-	r.Get("/side-effect-webhook", h.GetSideEffectWebhook)
-	r.With(editor).Put("/side-effect-webhook", h.PutSideEffectWebhook)
-	r.Get("/hydration-providers", h.ListHydrationProviders)
-	r.With(editor).Put("/hydration-providers/{provider}", h.PutHydrationProvider)
-}
