@@ -21,9 +21,9 @@ var (
 	phoneLike = regexp.MustCompile(`\+?\d[\d\s().-]{6,}\d`)
 )
 
-// maskFor returns payload masked when the caller is a viewer: viewers read
+// MaskFor returns payload masked when the caller is a viewer: viewers read
 // dashboards, not personal data (issue 8 §4).
-func maskFor(r *http.Request, payload json.RawMessage) json.RawMessage {
+func MaskFor(r *http.Request, payload json.RawMessage) json.RawMessage {
 	p, _ := principal.From(r.Context())
 	if p.Role != models.RoleViewer || len(payload) == 0 {
 		return payload

@@ -1,21 +1,15 @@
-// Package handlers holds leadgate's HTTP handlers: webhooks, the admin API and
-// the admin web pages. Handlers parse, validate, call the domain and render.
+// Package handlers is the layer leadgate's HTTP surfaces share: JSON answers, the workspace and actor
+// of a request, per-workspace access, masking of personal data, and the source checks both the API and
+// the pages run. The surfaces live below it: handlers/hooks (the webhook endpoint), handlers/api (the
+// JSON admin API) and handlers/ui (the admin web pages); none of them imports another.
 package handlers
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/go-chi/chi/v5/middleware"
-	"github.com/google/uuid"
-
-	"github.com/leadgate/leadgate/models"
 )
 
 // apiError is CONTRACT.md's error body.
@@ -24,100 +18,18 @@ type apiError struct {
 	Field string `json:"field,omitempty"`
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func writeError(w http.ResponseWriter, status int, field, msg string) {
-	writeJSON(w, status, apiError{Error: msg, Field: field})
+func WriteError(w http.ResponseWriter, status int, field, msg string) {
+	WriteJSON(w, status, apiError{Error: msg, Field: field})
 }
 
-// serverError logs err once with the request id and answers a generic 500.
-func serverError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+// ServerError logs err once with the request id and answers a generic 500.
+func ServerError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
 	log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()), "err", err)
-	writeError(w, http.StatusInternalServerError, "", "internal error (request "+middleware.GetReqID(r.Context())+")")
-}
-
-// maxAPIBody caps admin API request bodies.
-const maxAPIBody = 1 << 20
-
-// decodeJSON reads a strict JSON body into dst, answering 400/413/415 itself.
-func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) bool {
-	// The body is read as JSON whatever Content-Type says: `curl -d` labels
-	// JSON as a form, and refusing it would only annoy operators.
-	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
-		writeError(w, http.StatusUnsupportedMediaType, "", "send application/json")
-		return false
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAPIBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		var tooBig *http.MaxBytesError
-		var typeErr *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &tooBig):
-			writeError(w, http.StatusRequestEntityTooLarge, "", "request body too large")
-		case errors.As(err, &typeErr):
-			writeError(w, http.StatusBadRequest, typeErr.Field, fmt.Sprintf("%s must be a %s", typeErr.Field, typeErr.Type))
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			writeError(w, http.StatusBadRequest, f, "unknown field "+f)
-		case errors.Is(err, io.EOF):
-			writeError(w, http.StatusBadRequest, "", "request body is empty")
-		default:
-			writeError(w, http.StatusBadRequest, "", "malformed JSON: "+err.Error())
-		}
-		return false
-	}
-	if dec.More() {
-		writeError(w, http.StatusBadRequest, "", "request body has trailing data")
-		return false
-	}
-	return true
-}
-
-// pageFrom parses ?limit= (default 50, max 500) and ?cursor=.
-func pageFrom(w http.ResponseWriter, r *http.Request) (models.Page, bool) {
-	p := models.Page{Limit: 50, Cursor: r.URL.Query().Get("cursor")}
-	if raw := r.URL.Query().Get("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > 500 {
-			writeError(w, http.StatusBadRequest, "limit", "limit must be a whole number from 1 to 500")
-			return p, false
-		}
-		p.Limit = n
-	}
-	return p, true
-}
-
-// cursorParses checks ?cursor= against the list's key (intCursor, uuidCursor) and answers 400 when it
-// is not one.
-func cursorParses(w http.ResponseWriter, page models.Page, parse func(string) error) bool {
-	if page.Cursor == "" || parse(page.Cursor) == nil {
-		return true
-	}
-	writeError(w, http.StatusBadRequest, "cursor", "invalid cursor")
-	return false
-}
-
-// intCursor accepts the cursor of a list keyed by an integer id.
-func intCursor(s string) error {
-	_, err := strconv.ParseInt(s, 10, 64)
-	return err
-}
-
-// uuidCursor accepts the cursor of a list keyed by a UUID.
-func uuidCursor(s string) error {
-	_, err := uuid.Parse(s)
-	return err
-}
-
-// nextCursor returns the cursor for the following page, or nil at the end.
-func nextCursor(n, limit int, last string) *string {
-	if n < limit || last == "" {
-		return nil
-	}
-	return &last
+	WriteError(w, http.StatusInternalServerError, "", "internal error (request "+middleware.GetReqID(r.Context())+")")
 }

@@ -6,9 +6,9 @@ import (
 	"github.com/leadgate/leadgate/models"
 )
 
-// sourceHealth is what the API and the source page show of a source's
+// SourceHealth is what the API and the source page show of a source's
 // deliveries: its refused counts and its alarms firing now.
-func sourceHealth(ctx context.Context, st *models.Store, src models.Source) (models.SourceDeliveries, []models.FiringAlarm, error) {
+func SourceHealth(ctx context.Context, st *models.Store, src models.Source) (models.SourceDeliveries, []models.FiringAlarm, error) {
 	d, err := st.SourceDeliveriesGet(ctx, src.ID)
 	if err != nil {
 		return d, nil, err

@@ -10,19 +10,19 @@ import (
 	"github.com/leadgate/leadgate/models"
 )
 
-// maxStageAliases caps the stage aliases of one source.
-const maxStageAliases = 200
+// MaxStageAliases caps the stage aliases of one source.
+const MaxStageAliases = 200
 
-// checkStageAliases validates a source's stage aliases against the
+// CheckStageAliases validates a source's stage aliases against the
 // workspace's current rules (each must name a stage) and stores none when
 // they are exactly the provider's defaults, so the source keeps following
 // the defaults when the stages change. It returns the field at fault.
-func checkStageAliases(ctx context.Context, st *models.Store, workspaceID int64, in *sourceInput) (field, msg string, err error) {
+func CheckStageAliases(ctx context.Context, st *models.Store, workspaceID int64, in *SourceInput) (field, msg string, err error) {
 	if in.StageAliases == nil {
 		return "", "", nil
 	}
-	if len(in.StageAliases) > maxStageAliases {
-		return "stage_aliases", "at most " + strconv.Itoa(maxStageAliases) + " stage aliases", nil
+	if len(in.StageAliases) > MaxStageAliases {
+		return "stage_aliases", "at most " + strconv.Itoa(MaxStageAliases) + " stage aliases", nil
 	}
 	rules, err := apply.LoadRules(ctx, st, workspaceID)
 	if err != nil {

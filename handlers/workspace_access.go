@@ -30,9 +30,9 @@ func workspaceAccess(ctx context.Context, st *models.Store, p principal.Principa
 	return models.WorkspaceAccess{Global: p.Role}, nil
 }
 
-// enterWorkspace returns ctx whose principal carries its role in ws, or
+// EnterWorkspace returns ctx whose principal carries its role in ws, or
 // false when the caller may not open ws at all.
-func enterWorkspace(ctx context.Context, st *models.Store, ws models.Workspace) (context.Context, bool, error) {
+func EnterWorkspace(ctx context.Context, st *models.Store, ws models.Workspace) (context.Context, bool, error) {
 	p, ok := principal.From(ctx)
 	if !ok {
 		return ctx, true, nil
@@ -60,8 +60,8 @@ func globalRoleOf(ctx context.Context, p principal.Principal) string {
 	return p.Role
 }
 
-// allowedWorkspaces keeps the workspaces of list the caller may open.
-func allowedWorkspaces(ctx context.Context, st *models.Store, list []models.Workspace) ([]models.Workspace, error) {
+// AllowedWorkspaces keeps the workspaces of list the caller may open.
+func AllowedWorkspaces(ctx context.Context, st *models.Store, list []models.Workspace) ([]models.Workspace, error) {
 	p, ok := principal.From(ctx)
 	if !ok {
 		return list, nil
@@ -79,37 +79,18 @@ func allowedWorkspaces(ctx context.Context, st *models.Store, list []models.Work
 	return out, nil
 }
 
-// isGlobalAdmin reports whether the caller is an admin of the whole instance.
-func isGlobalAdmin(r *http.Request) bool {
+// IsGlobalAdmin reports whether the caller is an admin of the whole instance.
+func IsGlobalAdmin(r *http.Request) bool {
 	p, _ := principal.From(r.Context())
 	return globalRoleOf(r.Context(), p) == models.RoleAdmin
 }
 
-// isRestricted reports whether the caller (a user or a token) is limited to some workspaces.
-func isRestricted(r *http.Request, st *models.Store) (bool, error) {
+// IsRestricted reports whether the caller (a user or a token) is limited to some workspaces.
+func IsRestricted(r *http.Request, st *models.Store) (bool, error) {
 	p, ok := principal.From(r.Context())
 	if !ok {
 		return false, nil
 	}
 	access, err := workspaceAccess(r.Context(), st, p)
 	return access.Restricted, err
-}
-
-// InstanceWide guards the admin API's instance-wide actions (creating
-// workspaces; users, tokens and instance settings as they are added): a
-// caller limited to some workspaces gets a JSON 403, since these would reach
-// beyond its workspaces or let it widen itself.
-func (a *API) InstanceWide(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		restricted, err := isRestricted(r, a.Store)
-		if err != nil {
-			serverError(a.Log, w, r, err)
-			return
-		}
-		if restricted {
-			writeError(w, http.StatusForbidden, "", "limited to some workspaces: instance-wide actions need a token without a workspace scope")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

@@ -33,7 +33,7 @@ const (
 // https, expiring after SessionTTL. The cookie also carries the token of a
 // sign-in recorded on the server (ui_sessions): signing out ends that record,
 // so a copy of the cookie taken before is refused after. It implements
-// handlers.UISessions.
+// ui.Sessions.
 type Sessions struct {
 	store *sessions.CookieStore
 	db    *models.Store

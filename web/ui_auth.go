@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/leadgate/leadgate/handlers"
+	"github.com/leadgate/leadgate/handlers/ui"
 	"github.com/leadgate/leadgate/internal/principal"
 	"github.com/leadgate/leadgate/models"
 )
@@ -95,7 +95,7 @@ func toLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	target := "/login"
-	if next := r.URL.RequestURI(); r.Method == http.MethodGet && handlers.SafeNext(next) != "" && next != "/" {
+	if next := r.URL.RequestURI(); r.Method == http.MethodGet && ui.SafeNext(next) != "" && next != "/" {
 		target += "?next=" + url.QueryEscape(next)
 	}
 	http.Redirect(w, r, target, http.StatusSeeOther)

@@ -8,13 +8,13 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/leadgate/leadgate/handlers"
+	"github.com/leadgate/leadgate/handlers/ui"
 	"github.com/leadgate/leadgate/models"
 )
 
 // UIDeps are what the admin web app's routes need.
 type UIDeps struct {
-	Pages    *handlers.UI
+	Pages    *ui.UI
 	Sessions *Sessions
 	Assets   *Assets
 	Store    *models.Store

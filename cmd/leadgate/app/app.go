@@ -21,10 +21,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/cmd/leadgate/config"
 	"github.com/leadgate/leadgate/crm/syncer"
 	"github.com/leadgate/leadgate/guards"
-	"github.com/leadgate/leadgate/handlers"
+	"github.com/leadgate/leadgate/handlers/api"
+	"github.com/leadgate/leadgate/handlers/hooks"
+	"github.com/leadgate/leadgate/handlers/ui"
 	"github.com/leadgate/leadgate/ingest"
 	"github.com/leadgate/leadgate/ingest/normalize"
 	"github.com/leadgate/leadgate/ingest/spool"
@@ -186,7 +189,7 @@ func (a *App) firstAdminUser(ctx context.Context, stdout io.Writer) error {
 	if err != nil || n > 0 {
 		return err
 	}
-	password, err := handlers.OneTimePassword()
+	password, err := ui.OneTimePassword()
 	if err != nil {
 		return fmt.Errorf("first start: %w", err)
 	}
@@ -218,12 +221,12 @@ func (a *App) Deps() web.Deps {
 		UI:             ui,
 		Store:          a.Store,
 		Log:            a.Log,
-		Hooks:          &handlers.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
-		API:            &handlers.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
-		Health:         &handlers.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool, Draining: a.draining.Load},
+		Hooks:          &hooks.Hooks{Ingest: a.Ingest, MaxBody: a.Cfg.MaxBodyBytes, PublicURL: a.Cfg.PublicURL},
+		API:            &api.API{Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, PublicURL: a.Cfg.PublicURL, Log: a.Log, Applier: a.Applier},
+		Health:         &api.Health{Store: a.Store, Redis: a.Redis, Spool: a.Spool, Draining: a.draining.Load},
 		Metrics:        promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}),
-		Destinations:   &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
-		Guards:         &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
+		Destinations:   &api.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
+		Guards:         &api.Guards{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
 		TrustedProxies: a.Cfg.TrustedProxies,
 		HSTS:           a.Cfg.SecureCookies,
 	}
@@ -239,13 +242,13 @@ func (a *App) UIRoutes() (func(chi.Router), error) {
 		return nil, err
 	}
 	sessions := web.NewSessions(a.Cfg.SecretKey, a.Cfg.SecureCookies, a.Store)
-	pages := &handlers.UI{
+	pages := &ui.UI{
 		Store: a.Store, Box: a.Box, Sources: a.Ingest.Sources, Sessions: sessions,
 		Limiter: a.loginLimiter(), Assets: assets.Views(),
 		PublicURL: a.Cfg.PublicURL, Log: a.Log, Now: time.Now,
 		Applier: a.Applier, Redis: a.Redis,
-		Guards:       &handlers.GuardsAPI{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
-		Destinations: &handlers.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Log: a.Log, Egress: a.Egress},
+		Guards:       &actions.Guards{Store: a.Store, Box: a.Box, Log: a.Log, Filters: a.Guards.Filters, Breaker: a.Guards.Breaker, Guards: a.Guards.Guards, Sender: a.Guards.Sender, Alarms: a.Guards.Monitor},
+		Destinations: &actions.Destinations{Store: a.Store, Box: a.Box, Connector: a.Sync.Relay.Connector, Sync: a.Sync.Queue, Egress: a.Egress},
 	}
 	return web.UIRoutes(web.UIDeps{
 		Pages: pages, Sessions: sessions, Assets: assets, Store: a.Store, Log: a.Log,
@@ -342,9 +345,9 @@ func (a *App) RunScheduler(ctx context.Context) error {
 }
 
 // loginLimiter throttles failed sign-ins, counted in Redis so that every replica shares one budget.
-func (a *App) loginLimiter() *handlers.LoginLimiter {
-	l := handlers.NewLoginLimiter(5, 15*time.Minute)
-	l.KindMax = handlers.SignInKinds()
+func (a *App) loginLimiter() *ui.LoginLimiter {
+	l := ui.NewLoginLimiter(5, 15*time.Minute)
+	l.KindMax = ui.SignInKinds()
 	l.Redis, l.Log = a.Redis, a.Log
 	return l
 }
