@@ -70,7 +70,8 @@ func destinationBody(r *http.Request, editing bool) (views.DestinationForm, acti
 	f := views.DestinationForm{Name: strings.TrimSpace(r.PostFormValue("name")), Kind: r.PostFormValue("kind"),
 		BaseURL: strings.TrimSpace(r.PostFormValue("base_url")), StageField: strings.TrimSpace(r.PostFormValue("stage_field")),
 		LocationID: strings.TrimSpace(r.PostFormValue("location_id")), RateLimitRPS: strings.TrimSpace(r.PostFormValue("rate_limit_rps")),
-		BatchSize: strings.TrimSpace(r.PostFormValue("batch_size")), Automations: strings.TrimSpace(r.PostFormValue("automations"))}
+		BatchSize: strings.TrimSpace(r.PostFormValue("batch_size")), Automations: strings.TrimSpace(r.PostFormValue("automations")),
+		DailyLimit: strings.TrimSpace(r.PostFormValue("daily_limit"))}
 	text := func(v string) *string { return &v }
 	in := actions.DestinationInput{Name: text(f.Name), BaseURL: text(f.BaseURL), StageField: text(f.StageField), LocationID: text(f.LocationID)}
 	if f.Automations != "" {
@@ -85,6 +86,7 @@ func destinationBody(r *http.Request, editing bool) (views.DestinationForm, acti
 	errs := views.FieldErrors{}
 	in.RateLimitRPS = destinationFormInt(errs, "rate_limit_rps", f.RateLimitRPS)
 	in.BatchSize = destinationFormInt(errs, "batch_size", f.BatchSize)
+	in.DailyLimit = destinationFormInt(errs, "daily_limit", f.DailyLimit)
 	return f, in, errs
 }
 
@@ -131,7 +133,7 @@ func (u *UI) CreateDestination(w http.ResponseWriter, r *http.Request) {
 // destinationField maps an API field onto the form's inputs.
 func destinationField(f string) string {
 	switch f {
-	case "name", "kind", "base_url", "api_token", "stage_field", "location_id", "rate_limit_rps", "batch_size", "automations":
+	case "name", "kind", "base_url", "api_token", "stage_field", "location_id", "rate_limit_rps", "batch_size", "automations", "daily_limit":
 		return f
 	}
 	return "form"
@@ -180,7 +182,8 @@ func (u *UI) destinationPage(w http.ResponseWriter, r *http.Request, status int,
 	}
 	if form == nil {
 		form = &views.DestinationForm{Name: d.Name, Kind: d.Kind, BaseURL: d.BaseURL, StageField: d.Config.StageField, LocationID: d.Config.LocationID,
-			RateLimitRPS: strconv.Itoa(d.RateLimitRPS), BatchSize: strconv.Itoa(d.BatchSize), Automations: d.Config.Automations}
+			RateLimitRPS: strconv.Itoa(d.RateLimitRPS), BatchSize: strconv.Itoa(d.BatchSize), Automations: d.Config.Automations,
+			DailyLimit: strconv.Itoa(d.Config.DailyLimit)}
 	}
 	v := views.DestinationDetailView{Workspace: wsRef(handlers.WorkspaceFrom(r)), Row: row, Form: *form, Errors: errs, CanEdit: canEdit(r), Now: u.now()}
 	u.page(w, r, status, views.NavDest, d.Name, func(m views.PageMeta) templ.Component { return views.DestinationPage(m, v) })

@@ -87,6 +87,16 @@ func TestUIDestinations(t *testing.T) {
 	handlerstest.ExpectStatus(t, "bad automations", res, http.StatusUnprocessableEntity)
 	handlerstest.ExpectBody(t, "bad automations", res, `id="err-automations"`)
 
+	// The account's daily request quota is a setting of the form: shown as stored, checked by the action.
+	handlerstest.ExpectRedirect(t, "daily quota", c.Post(path, url.Values{"name": {"AC renamed"}, "base_url": {"https://acct.api-us1.com"}, "batch_size": {"10"}, "daily_limit": {"1000000"}}), path)
+	if d, _ := e.Store.DestinationGet(ctx, e.WS.ID, id); d.Config.DailyLimit != 1_000_000 {
+		t.Fatalf("daily_limit = %d, want 1000000", d.Config.DailyLimit)
+	}
+	handlerstest.ExpectBody(t, "daily quota shown", c.Get(path), `name="daily_limit" value="1000000"`)
+	res = c.Post(path, url.Values{"name": {"AC renamed"}, "base_url": {"https://acct.api-us1.com"}, "batch_size": {"10"}, "daily_limit": {"-5"}})
+	handlerstest.ExpectStatus(t, "bad daily quota", res, http.StatusUnprocessableEntity)
+	handlerstest.ExpectBody(t, "bad daily quota", res, `id="err-daily_limit"`, "Daily_limit must be -1")
+
 	// The test connection reports the CRM's answer (no network here: it fails, clearly).
 	handlerstest.ExpectRedirect(t, "test", c.Post(path+"/test", nil), path)
 	handlerstest.ExpectBody(t, "test result", c.Get(path), "Connection failed:")
