@@ -2,68 +2,20 @@ package ui_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/go-chi/chi/v5"
-
-	"github.com/leadgate/leadgate/handlers/api"
 	"github.com/leadgate/leadgate/handlers/handlerstest"
-	"github.com/leadgate/leadgate/internal/principal"
 	"github.com/leadgate/leadgate/models"
 )
 
-// restrictedEnv has workspaces acme and beta besides default, an admin, and
-// client@example.com (a global editor) restricted by the admin through the
-// users page to acme as editor and beta as viewer.
-type restrictedEnv struct {
-	*handlerstest.Env
-	admin, client *handlerstest.Client
-	member        models.User
-	acme, beta    models.Workspace
-}
-
-func newRestrictedEnv(t *testing.T) restrictedEnv {
-	t.Helper()
-	e := handlerstest.NewEnv(t)
-	ctx := context.Background()
-	acme, err := e.Store.WorkspaceCreate(ctx, "acme", "Acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	beta, err := e.Store.WorkspaceCreate(ctx, "beta", "Beta")
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := e.User("client@example.com", models.RoleEditor)
-	admin := e.SignedIn(models.RoleAdmin)
-	admin.Get("/users")
-	for _, g := range []struct{ ws, role string }{{"acme", models.RoleEditor}, {"beta", models.RoleViewer}} {
-		res := admin.Post(userPath(user, "/workspaces"), url.Values{"workspace": {g.ws}, "role": {g.role}})
-		handlerstest.ExpectRedirect(t, "grant "+g.ws, res, "/users#workspace-access")
-	}
-	client := e.Client()
-	if res := client.Login(user.Email, handlerstest.Password); res.Status != http.StatusSeeOther {
-		t.Fatalf("client login: %d", res.Status)
-	}
-	return restrictedEnv{Env: e, admin: admin, client: client, member: user, acme: acme, beta: beta}
-}
-
-func userPath(u models.User, rest string) string {
-	return "/users/" + strconv.FormatInt(u.ID, 10) + rest
-}
-
 func TestRestrictedUserOpensOnlyTheirWorkspaces(t *testing.T) {
 	t.Parallel()
-	e := newRestrictedEnv(t)
-	c := e.client
+	e := handlerstest.NewRestrictedEnv(t)
+	c := e.MemberClient
 
 	// The home page and the workspace list lead only to their workspaces.
 	handlerstest.ExpectRedirect(t, "home", c.Get("/"), "/w/acme/")
@@ -100,8 +52,8 @@ func TestRestrictedUserOpensOnlyTheirWorkspaces(t *testing.T) {
 
 func TestRestrictedUserCannotChangeOtherWorkspaces(t *testing.T) {
 	t.Parallel()
-	e := newRestrictedEnv(t)
-	c := e.client
+	e := handlerstest.NewRestrictedEnv(t)
+	c := e.MemberClient
 	c.Get("/w/acme/")
 	before := len(e.AuditActions())
 	muts := []struct {
@@ -157,19 +109,19 @@ func TestRestrictedUserCannotChangeOtherWorkspaces(t *testing.T) {
 
 func TestWorkspaceMembershipActionsAreAudited(t *testing.T) {
 	t.Parallel()
-	e := newRestrictedEnv(t)
-	a := e.admin
+	e := handlerstest.NewRestrictedEnv(t)
+	a := e.AdminClient
 	// The grants made by newRestrictedEnv are in the history.
 	if got := e.AuditActions(); len(got) < 2 || got[0] != "user.workspace.grant" || got[1] != "user.workspace.grant" {
 		t.Fatalf("grants audited as %v", got)
 	}
 	users := a.Get("/users")
-	handlerstest.ExpectBody(t, "users page", users, "Workspace access", "2 workspaces", `action="/users/`+strconv.FormatInt(e.member.ID, 10)+`/workspaces/beta/remove"`)
+	handlerstest.ExpectBody(t, "users page", users, "Workspace access", "2 workspaces", `action="/users/`+strconv.FormatInt(e.Member.ID, 10)+`/workspaces/beta/remove"`)
 
 	// Changing the role is an update with before and after, shown in beta's audit history.
-	res := a.Post(userPath(e.member, "/workspaces"), url.Values{"workspace": {"beta"}, "role": {models.RoleEditor}})
+	res := a.Post(handlerstest.UserPath(e.Member, "/workspaces"), url.Values{"workspace": {"beta"}, "role": {models.RoleEditor}})
 	handlerstest.ExpectRedirect(t, "update beta", res, "/users#workspace-access")
-	list, err := e.Store.AuditList(context.Background(), e.beta.ID, models.Page{Limit: 1})
+	list, err := e.Store.AuditList(context.Background(), e.Beta.ID, models.Page{Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,14 +133,14 @@ func TestWorkspaceMembershipActionsAreAudited(t *testing.T) {
 	handlerstest.ExpectBody(t, "beta audit", history, "user.workspace.update", "viewer", "editor")
 
 	// Removing it is audited, and beta is closed to the client at once.
-	res = a.Post(userPath(e.member, "/workspaces/beta/remove"), nil)
+	res = a.Post(handlerstest.UserPath(e.Member, "/workspaces/beta/remove"), nil)
 	handlerstest.ExpectRedirect(t, "remove beta", res, "/users#workspace-access")
 	if got := e.AuditActions()[0]; got != "user.workspace.revoke" {
 		t.Fatalf("remove audited as %q", got)
 	}
-	handlerstest.ExpectStatus(t, "client opens beta after removal", e.client.Get("/w/beta/"), http.StatusForbidden)
+	handlerstest.ExpectStatus(t, "client opens beta after removal", e.MemberClient.Get("/w/beta/"), http.StatusForbidden)
 	// Removing it again is a 404, not a second audit entry.
-	handlerstest.ExpectStatus(t, "remove twice", a.Post(userPath(e.member, "/workspaces/beta/remove"), nil), http.StatusNotFound)
+	handlerstest.ExpectStatus(t, "remove twice", a.Post(handlerstest.UserPath(e.Member, "/workspaces/beta/remove"), nil), http.StatusNotFound)
 
 	// Bad input is refused inline and changes nothing.
 	before := len(e.AuditActions())
@@ -197,12 +149,12 @@ func TestWorkspaceMembershipActionsAreAudited(t *testing.T) {
 		user models.User
 		msg  string
 	}{
-		{url.Values{"workspace": {"nope"}, "role": {"viewer"}}, e.member, "Choose an active workspace."},
-		{url.Values{"workspace": {"acme"}, "role": {"owner"}}, e.member, "Choose viewer, editor or admin."},
+		{url.Values{"workspace": {"nope"}, "role": {"viewer"}}, e.Member, "Choose an active workspace."},
+		{url.Values{"workspace": {"acme"}, "role": {"owner"}}, e.Member, "Choose viewer, editor or admin."},
 		{url.Values{"workspace": {"acme"}, "role": {"viewer"}}, e.User("boss@example.com", models.RoleAdmin), "Admins reach every workspace"},
 	}
 	for _, b := range bad {
-		res := a.Post(userPath(b.user, "/workspaces"), b.form)
+		res := a.Post(handlerstest.UserPath(b.user, "/workspaces"), b.form)
 		handlerstest.ExpectStatus(t, "bad membership "+b.msg, res, http.StatusUnprocessableEntity)
 		handlerstest.ExpectBody(t, "bad membership "+b.msg, res, b.msg)
 	}
@@ -211,22 +163,22 @@ func TestWorkspaceMembershipActionsAreAudited(t *testing.T) {
 	}
 
 	// Removing the last membership lifts the restriction (and says so).
-	res = a.Post(userPath(e.member, "/workspaces/acme/remove"), nil)
+	res = a.Post(handlerstest.UserPath(e.Member, "/workspaces/acme/remove"), nil)
 	handlerstest.ExpectRedirect(t, "remove acme", res, "/users#workspace-access")
 	handlerstest.ExpectBody(t, "lifted", a.Get("/users"), "act in every workspace as editor")
-	handlerstest.ExpectStatus(t, "unrestricted client opens default", e.client.Get("/w/default/"), http.StatusOK)
+	handlerstest.ExpectStatus(t, "unrestricted client opens default", e.MemberClient.Get("/w/default/"), http.StatusOK)
 }
 
 func TestWorkspaceMembershipNeedsAdminAndCSRF(t *testing.T) {
 	t.Parallel()
-	e := newRestrictedEnv(t)
+	e := handlerstest.NewRestrictedEnv(t)
 	before := len(e.AuditActions())
 	editor := e.SignedIn(models.RoleEditor)
 	editor.Get("/w/default/")
-	for _, p := range []string{userPath(e.member, "/workspaces"), userPath(e.member, "/workspaces/acme/remove")} {
+	for _, p := range []string{handlerstest.UserPath(e.Member, "/workspaces"), handlerstest.UserPath(e.Member, "/workspaces/acme/remove")} {
 		res := editor.Post(p, url.Values{"workspace": {"default"}, "role": {"admin"}})
 		handlerstest.ExpectStatus(t, "editor "+p, res, http.StatusForbidden)
-		res = e.admin.PostRaw(p, url.Values{"workspace": {"default"}, "role": {"admin"}})
+		res = e.AdminClient.PostRaw(p, url.Values{"workspace": {"default"}, "role": {"admin"}})
 		handlerstest.ExpectStatus(t, "no csrf "+p, res, http.StatusForbidden)
 		handlerstest.ExpectBody(t, "no csrf "+p, res, "This form has expired")
 	}
@@ -237,74 +189,14 @@ func TestWorkspaceMembershipNeedsAdminAndCSRF(t *testing.T) {
 
 func TestRestrictedUserSeesNoInstanceHistory(t *testing.T) {
 	t.Parallel()
-	e := newRestrictedEnv(t)
-	e.admin.Get("/tokens")
-	handlerstest.ExpectStatus(t, "create token", e.admin.Post("/tokens", url.Values{"name": {"other-client-script"}, "role": {"viewer"}}), http.StatusCreated)
-	handlerstest.ExpectBody(t, "admin sees instance history", e.admin.Get("/w/acme/audit"), "token.create")
-	res := e.client.Get("/w/acme/audit")
+	e := handlerstest.NewRestrictedEnv(t)
+	e.AdminClient.Get("/tokens")
+	handlerstest.ExpectStatus(t, "create token", e.AdminClient.Post("/tokens", url.Values{"name": {"other-client-script"}, "role": {"viewer"}}), http.StatusCreated)
+	handlerstest.ExpectBody(t, "admin sees instance history", e.AdminClient.Get("/w/acme/audit"), "token.create")
+	res := e.MemberClient.Get("/w/acme/audit")
 	handlerstest.ExpectStatus(t, "client audit", res, http.StatusOK)
 	handlerstest.ExpectBody(t, "client audit", res, "user.workspace.grant")
 	if strings.Contains(res.Body, "token.create") {
 		t.Fatalf("a restricted user sees instance-wide history")
-	}
-}
-
-// The JSON API's workspace routes refuse a signed-in user restricted to other
-// workspaces, and list only theirs; a token without a workspace scope is not
-// restricted (scoped tokens: handlers/api/token_scope_test.go).
-func TestAPIWorkspaceAccessForUsers(t *testing.T) {
-	t.Parallel()
-	e := newRestrictedEnv(t)
-	api := &api.API{Store: e.Store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	as := func(p principal.Principal) http.Handler {
-		r := chi.NewRouter()
-		r.Use(func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-				next.ServeHTTP(w, req.WithContext(principal.With(req.Context(), p)))
-			})
-		})
-		r.Get("/workspaces", api.ListWorkspaces)
-		r.With(api.LoadWorkspace).Get("/workspaces/{ws}/role", func(w http.ResponseWriter, req *http.Request) {
-			got, _ := principal.From(req.Context())
-			_, _ = w.Write([]byte(got.Role))
-		})
-		return r
-	}
-	user := principal.Principal{Kind: "user", ID: e.member.ID, Name: e.member.Email, Role: models.RoleEditor}
-	token := principal.Principal{Kind: "token", ID: 1, Name: "ci", Role: models.RoleViewer}
-	cases := []struct {
-		who    principal.Principal
-		path   string
-		status int
-		body   string
-	}{
-		{user, "/workspaces/default/role", http.StatusForbidden, `"error":"no access to workspace default"`},
-		{user, "/workspaces/acme/role", http.StatusOK, models.RoleEditor},
-		{user, "/workspaces/beta/role", http.StatusOK, models.RoleViewer},
-		{token, "/workspaces/default/role", http.StatusOK, models.RoleViewer},
-	}
-	for _, c := range cases {
-		rec := httptest.NewRecorder()
-		as(c.who).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, c.path, nil))
-		if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.body) {
-			t.Fatalf("%s %s: %d %s, want %d %s", c.who.Kind, c.path, rec.Code, rec.Body, c.status, c.body)
-		}
-	}
-	for who, want := range map[principal.Principal][]string{user: {"acme", "beta"}, token: {"default", "acme", "beta"}} {
-		rec := httptest.NewRecorder()
-		as(who).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/workspaces", nil))
-		var out struct {
-			Workspaces []struct{ Slug string } `json:"workspaces"`
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, w := range out.Workspaces {
-			got = append(got, w.Slug)
-		}
-		if strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Fatalf("%s lists %v, want %v", who.Kind, got, want)
-		}
 	}
 }
