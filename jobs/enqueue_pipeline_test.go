@@ -89,8 +89,10 @@ func TestConcurrentEnqueuesShareARoundTrip(t *testing.T) {
 			t.Fatalf("enqueue %d: %v", i, err)
 		}
 	}
-	if trips := pipe.RoundTrips() - warm; trips != 2 {
-		t.Errorf("%d enqueues took %d round trips, want 2 (the held one, then the rest together)", n, trips)
+	// Two when the first call went out alone and was held while the rest queued behind it; one when all
+	// of them were queued before the first was sent (a loaded machine schedules the senders first).
+	if trips := pipe.RoundTrips() - warm; trips < 1 || trips > 2 {
+		t.Errorf("%d enqueues took %d round trips, want at most 2 (the held one, then the rest together)", n, trips)
 	}
 	if err := q.EnqueueApply(context.Background(), "event-042"); err != nil {
 		t.Fatalf("a repeated enqueue of one event: %v", err)
