@@ -215,12 +215,21 @@ func pace(ctx context.Context, rate float64) <-chan struct{} {
 		defer close(out)
 		start := time.Now()
 		sent := 0
+		// The schedule ends at ctx's deadline: a pacer held up past it (a loaded machine) must not make
+		// up the slots after it, nor win a select against ctx.Done with one send too many.
+		last := -1
+		if d, ok := ctx.Deadline(); ok && rate > 0 {
+			last = int(d.Sub(start).Seconds() * rate)
+		}
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
 			due := 1
 			if rate > 0 {
 				due = int(time.Since(start).Seconds()*rate) - sent
+				if last >= 0 {
+					due = min(due, last-sent)
+				}
 				if due <= 0 {
 					select {
 					case <-ctx.Done():
@@ -231,6 +240,9 @@ func pace(ctx context.Context, rate float64) <-chan struct{} {
 				}
 			}
 			for range due {
+				if ctx.Err() != nil {
+					return
+				}
 				select {
 				case <-ctx.Done():
 					return
