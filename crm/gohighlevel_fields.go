@@ -52,6 +52,18 @@ func (g *goHighLevel) listFields(ctx context.Context, calls *int) ([]ghlField, e
 	return out.CustomFields, nil
 }
 
+// ghlFieldIndex indexes a location's fields by every reference a setting may use: id, and name or
+// fieldKey with or without "contact." (normalizeFieldRef).
+func ghlFieldIndex(fields []ghlField) map[string]ghlField {
+	idx := make(map[string]ghlField, 3*len(fields))
+	for _, f := range fields {
+		idx[normalizeFieldRef(f.Name)] = f
+		idx[normalizeFieldRef(f.FieldKey)] = f
+		idx[f.ID] = f
+	}
+	return idx
+}
+
 // resolveFields maps custom field references (id, fieldKey with or without "contact.", or name) to the
 // location's fields. A reference the location lacks is a Setup fault of the destination: every contact
 // would fail the same way.
@@ -77,12 +89,7 @@ func (g *goHighLevel) resolveFields(ctx context.Context, refs []string, calls *i
 		if err != nil {
 			return nil, err
 		}
-		idx = map[string]ghlField{}
-		for _, f := range fields {
-			idx[normalizeFieldRef(f.Name)] = f
-			idx[normalizeFieldRef(f.FieldKey)] = f
-			idx[f.ID] = f
-		}
+		idx = ghlFieldIndex(fields)
 		g.mu.Lock()
 		g.setup.fields, g.setup.fieldsAt = idx, g.cfg.Now()
 		g.mu.Unlock()
@@ -218,11 +225,11 @@ func (g *goHighLevel) Discover(ctx context.Context) (Discovery, error) {
 	if err != nil {
 		return d, err
 	}
-	have := map[string]bool{}
 	for _, f := range fields {
 		d.Fields = append(d.Fields, RemoteField{ID: f.ID, Key: f.FieldKey, Label: f.Name, Type: f.DataType})
-		have[normalizeFieldRef(f.Name)], have[normalizeFieldRef(f.FieldKey)], have[f.ID] = true, true, true
 	}
+	idx := ghlFieldIndex(fields)
+	have := func(ref string) bool { _, ok := idx[normalizeFieldRef(ref)]; return ok }
 	pipes, err := g.listPipelines(ctx, nil)
 	if err != nil {
 		return d, err
@@ -235,8 +242,8 @@ func (g *goHighLevel) Discover(ctx context.Context) (Discovery, error) {
 		d.Pipelines = append(d.Pipelines, pl)
 	}
 	d.Loop = LoopCheck{
-		LoopField: g.cfg.LoopField, LoopFieldFound: have[normalizeFieldRef(g.cfg.LoopField)],
-		SyncField: g.cfg.SyncField, SyncFieldFound: have[normalizeFieldRef(g.cfg.SyncField)],
+		LoopField: g.cfg.LoopField, LoopFieldFound: have(g.cfg.LoopField),
+		SyncField: g.cfg.SyncField, SyncFieldFound: have(g.cfg.SyncField),
 		CanCreate: true,
 	}
 	if !d.Loop.LoopFieldFound || !d.Loop.SyncFieldFound {

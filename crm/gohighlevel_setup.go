@@ -18,10 +18,7 @@ func (g *goHighLevel) MissingSetup(ctx context.Context) ([]MissingPiece, error) 
 	if err != nil {
 		return nil, err
 	}
-	have := map[string]bool{}
-	for _, f := range fields {
-		have[f.ID], have[normalizeFieldRef(f.Name)], have[normalizeFieldRef(f.FieldKey)] = true, true, true
-	}
+	idx := ghlFieldIndex(fields)
 	g.mu.Lock()
 	g.setup.fields = nil // the next write reads the list again, with whatever is created meanwhile
 	g.mu.Unlock()
@@ -29,7 +26,9 @@ func (g *goHighLevel) MissingSetup(ctx context.Context) ([]MissingPiece, error) 
 	seen := map[string]bool{}
 	field := func(ref, setting string, creatable bool) {
 		key := normalizeFieldRef(ref)
-		if ref == "" || isNative(ghlNative, ref) || seen[key] || have[ref] || have[key] {
+		_, byID := idx[ref]
+		_, byName := idx[key]
+		if ref == "" || isNative(ghlNative, ref) || seen[key] || byID || byName {
 			return
 		}
 		seen[key] = true
