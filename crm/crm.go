@@ -78,7 +78,7 @@ type Contact struct {
 	// InDoubt is what leadgate sent in writes whose answer never came (a timeout, a 5xx, a request cut off
 	// by a shutdown): the CRM may hold these values, so a remote value equal to one is leadgate's own write,
 	// not an edit to keep. Cleared by the next delivered write.
-	InDoubt map[string]string
+	InDoubt Doubt
 }
 
 // Config configures one destination.
@@ -135,7 +135,7 @@ type Result struct {
 	Written map[string]string
 	// InDoubt, on a failed result, is Contact.InDoubt with the values this attempt planned to write: what
 	// the CRM may hold if the failed request reached it. Store it and pass it back as Contact.InDoubt.
-	InDoubt map[string]string
+	InDoubt Doubt
 }
 
 // FieldConflict is a human (or other integration) edit since our last write: we did not overwrite it.

@@ -2,6 +2,8 @@ package crm
 
 import (
 	"net/http"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -92,7 +94,7 @@ func TestPlanWrites(t *testing.T) {
 		remote    map[string]string
 		exists    bool
 		prev      map[string]string
-		doubt     map[string]string
+		doubt     Doubt
 		writes    map[string]string
 		conflicts int
 	}{
@@ -108,10 +110,13 @@ func TestPlanWrites(t *testing.T) {
 		{"human cleared a field we wrote: conflict", map[string]string{"stage": ""}, true, map[string]string{"stage": "engaged"}, nil,
 			map[string]string{"firstName": "Jane", "phone": "+14155550134", "utm": "ads"}, 1},
 		{"remote holds what a write with a lost answer sent: ours, overwritten", map[string]string{"firstName": "Jane", "stage": "mql"}, true,
-			map[string]string{"firstName": "Jane", "stage": "engaged"}, map[string]string{"stage": "mql"},
+			map[string]string{"firstName": "Jane", "stage": "engaged"}, Doubt{"stage": {"mql"}},
+			map[string]string{"phone": "+14155550134", "utm": "ads", "stage": "sql"}, 0},
+		{"remote holds the earlier of two writes with lost answers: ours, overwritten", map[string]string{"firstName": "Jane", "stage": "mql"}, true,
+			map[string]string{"firstName": "Jane", "stage": "engaged"}, Doubt{"stage": {"mql", "opportunity"}},
 			map[string]string{"phone": "+14155550134", "utm": "ads", "stage": "sql"}, 0},
 		{"remote holds neither our last nor the in-doubt value: an edit", map[string]string{"firstName": "Jane", "stage": "customer"}, true,
-			map[string]string{"firstName": "Jane", "stage": "engaged"}, map[string]string{"stage": "mql"},
+			map[string]string{"firstName": "Jane", "stage": "engaged"}, Doubt{"stage": {"mql"}},
 			map[string]string{"phone": "+14155550134", "utm": "ads"}, 1},
 	}
 	for _, tc := range tests {
@@ -171,4 +176,32 @@ func FuzzFlexString(f *testing.F) {
 		var v flexString
 		_ = v.UnmarshalJSON(b) // must not panic; errors are fine
 	})
+}
+
+func TestDoubtKeepsEveryValueOfFailedWritesInARow(t *testing.T) {
+	t.Parallel()
+	var d Doubt
+	d = d.with(map[string]string{"stage": "mql", "budget": "100"})
+	d = d.with(map[string]string{"stage": "sql"})
+	d = d.with(map[string]string{"stage": "mql"}) // resent: kept once, now the newest
+	if got := d["stage"]; !slices.Equal(got, []string{"sql", "mql"}) {
+		t.Errorf("stage in doubt = %v, want [sql mql]", got)
+	}
+	for _, v := range []string{"sql", " mql", "mql"} {
+		if !d.Sent("stage", v) {
+			t.Errorf("%q was sent and is not recognized", v)
+		}
+	}
+	if d.Sent("stage", "customer") || d.Sent("phone", "") {
+		t.Error("a value never sent is taken for leadgate's own")
+	}
+	for i := range 2 * doubtDepth {
+		d = d.with(map[string]string{"budget": strconv.Itoa(200 + i)})
+	}
+	if n := len(d["budget"]); n != doubtDepth {
+		t.Errorf("budget keeps %d values after %d failed writes, want the last %d", n, 2*doubtDepth+1, doubtDepth)
+	}
+	if d.Sent("budget", "100") || !d.Sent("budget", strconv.Itoa(200+2*doubtDepth-1)) {
+		t.Error("the bound drops the newest values instead of the oldest")
+	}
 }

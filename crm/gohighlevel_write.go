@@ -226,7 +226,7 @@ func (g *goHighLevel) checkWrite(ctx context.Context, c Contact, fields map[stri
 
 // planUpdate plans the writes to an existing record. PUT /contacts/{id} (UpdateContactDto) has no
 // companyName: the company set when the record was created stays, and Written keeps what it was.
-func planUpdate(wants []want, r ghlRemote, prev, doubt map[string]string) plan {
+func planUpdate(wants []want, r ghlRemote, prev map[string]string, doubt Doubt) plan {
 	p := planWrites(wants, r.values, true, prev, doubt)
 	if _, ok := p.writes[ghlNative[nameCompany]]; ok {
 		unwrite(&p, prev, ghlNative[nameCompany])

@@ -189,7 +189,7 @@ func (h *hubSpot) plan(ctx context.Context, it *hsItem) {
 		return
 	}
 	prev, had := it.c.Previous[hsLifecycle]
-	if had && sameValue(prev, cur) || sentInDoubt(it.c.InDoubt, hsLifecycle, cur) {
+	if had && sameValue(prev, cur) || it.c.InDoubt.Sent(hsLifecycle, cur) {
 		it.p.writes[hsLifecycle] = ""
 		it.backward = target
 		return

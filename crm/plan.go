@@ -100,9 +100,9 @@ type plan struct {
 // existing one a field is skipped when the remote already holds the value, when it is first-touch and the
 // remote is set, or when the remote differs from what leadgate last wrote (a human edit: a conflict).
 //
-// doubt (Contact.InDoubt) widens "what leadgate last wrote": a remote value equal to a value sent in a
-// write whose answer was lost is leadgate's own, so it is overwritten, not kept as an edit.
-func planWrites(wants []want, remote map[string]string, exists bool, prev, doubt map[string]string) plan {
+// doubt (Contact.InDoubt) widens "what leadgate last wrote": a remote value equal to any value sent in
+// a write whose answer was lost is leadgate's own, so it is overwritten, not kept as an edit.
+func planWrites(wants []want, remote map[string]string, exists bool, prev map[string]string, doubt Doubt) plan {
 	p := plan{writes: map[string]string{}, written: maps.Clone(prev)}
 	if p.written == nil {
 		p.written = map[string]string{}
@@ -121,7 +121,7 @@ func planWrites(wants []want, remote map[string]string, exists bool, prev, doubt
 			}
 		case w.firstTouch && strings.TrimSpace(cur) != "":
 			// First-touch attribution already set remotely: never overwritten.
-		case hasPrev(prev, w.key) && !sameValue(cur, prev[w.key]) && !sentInDoubt(doubt, w.key, cur):
+		case hasPrev(prev, w.key) && !sameValue(cur, prev[w.key]) && !doubt.Sent(w.key, cur):
 			p.conflicts = append(p.conflicts, FieldConflict{Field: w.key, OurLast: prev[w.key], Remote: cur})
 		default:
 			p.writes[w.key] = w.value
@@ -131,24 +131,44 @@ func planWrites(wants []want, remote map[string]string, exists bool, prev, doubt
 	return p
 }
 
-// sentInDoubt reports whether cur is a value leadgate sent for key in a write whose outcome is unknown.
-func sentInDoubt(doubt map[string]string, key, cur string) bool {
-	v, ok := doubt[key]
-	return ok && sameValue(cur, v)
+// Doubt is, per remote field, every value leadgate sent in writes whose answer never came, oldest first.
+// All of them are kept, not only the latest: of two successive failed writes the first may have reached
+// the CRM and the second not, and the value left there is then the earlier one.
+type Doubt map[string][]string
+
+// doubtDepth bounds the values kept per field: failed writes of one contact in a row are few, and an
+// older value than this many tries back is taken for an edit.
+const doubtDepth = 8
+
+// Sent reports whether cur is a value leadgate sent for key in a write whose outcome is unknown.
+func (d Doubt) Sent(key, cur string) bool {
+	return slices.ContainsFunc(d[key], func(v string) bool { return sameValue(cur, v) })
+}
+
+// with is d plus writes, each field's values kept once, newest last.
+func (d Doubt) with(writes map[string]string) Doubt {
+	if len(d) == 0 && len(writes) == 0 {
+		return nil
+	}
+	out := make(Doubt, len(d)+len(writes))
+	for k, vs := range d {
+		out[k] = slices.Clone(vs)
+	}
+	for k, v := range writes {
+		vs := slices.DeleteFunc(out[k], func(old string) bool { return old == v })
+		vs = append(vs, v)
+		if len(vs) > doubtDepth {
+			vs = vs[len(vs)-doubtDepth:]
+		}
+		out[k] = vs
+	}
+	return out
 }
 
 // inDoubt is what the CRM may hold from leadgate if writes fail without a trustworthy answer: c.InDoubt
-// with writes over it (Result.InDoubt).
-func inDoubt(c Contact, writes map[string]string) map[string]string {
-	if len(c.InDoubt) == 0 && len(writes) == 0 {
-		return nil
-	}
-	out := maps.Clone(c.InDoubt)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, writes)
-	return out
+// with writes added (Result.InDoubt).
+func inDoubt(c Contact, writes map[string]string) Doubt {
+	return c.InDoubt.with(writes)
 }
 
 func hasPrev(prev map[string]string, key string) bool {

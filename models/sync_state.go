@@ -18,7 +18,7 @@ type SyncState struct {
 	SyncedAt      *time.Time
 	Imported      bool
 	// InDoubt is what leadgate sent in writes whose answer never came (crm.Contact.InDoubt).
-	InDoubt map[string]string `gorm:"serializer:json;type:jsonb"`
+	InDoubt map[string][]string `gorm:"serializer:json;type:jsonb"`
 }
 
 // TableName maps SyncState to sync_state.
@@ -63,7 +63,7 @@ func (s *Store) SyncLoad(ctx context.Context, destinationID int64, contactIDs []
 
 // SyncRecordInDoubt records, per contact, what a failed write sent without a trustworthy answer
 // (crm.Result.InDoubt), so the next write of the contact knows those values may be leadgate's own.
-func (s *Store) SyncRecordInDoubt(ctx context.Context, destinationID int64, doubt map[string]map[string]string) error {
+func (s *Store) SyncRecordInDoubt(ctx context.Context, destinationID int64, doubt map[string]map[string][]string) error {
 	if len(doubt) == 0 {
 		return nil
 	}

@@ -2,6 +2,7 @@ package syncer_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -17,10 +18,12 @@ import (
 )
 
 // answerLoser stands between the relay and a CRM fake. Armed, it lets the next write through to the fake,
-// which carries it out, then calls lost and never answers: the relay sees the request cut off.
+// which carries it out, then calls lost and never answers: the relay sees the request cut off. Armed to
+// drop, it never lets the write reach the fake at all.
 type answerLoser struct {
 	*httptest.Server
 	armed   atomic.Bool
+	drop    atomic.Bool
 	isWrite func(*http.Request) bool
 	mu      sync.Mutex
 	lost    func()
@@ -38,7 +41,11 @@ func newAnswerLoser(t *testing.T, target string, isWrite func(*http.Request) boo
 			proxy.ServeHTTP(w, r)
 			return
 		}
-		proxy.ServeHTTP(httptest.NewRecorder(), r) // carried out; the answer goes nowhere
+		if l.drop.Load() {
+			_, _ = io.Copy(io.Discard, r.Body) // read, so that the server notices the client hang up
+		} else {
+			proxy.ServeHTTP(httptest.NewRecorder(), r) // carried out; the answer goes nowhere
+		}
 		l.mu.Lock()
 		lost := l.lost
 		l.mu.Unlock()
@@ -50,17 +57,24 @@ func newAnswerLoser(t *testing.T, target string, isWrite func(*http.Request) boo
 }
 
 // arm makes the next write's answer lost, calling lost once the CRM has carried it out.
-func (l *answerLoser) arm(lost func()) {
+func (l *answerLoser) arm(lost func()) { l.armWith(lost, false) }
+
+// armDrop makes the next write vanish before the CRM sees it, calling lost.
+func (l *answerLoser) armDrop(lost func()) { l.armWith(lost, true) }
+
+func (l *answerLoser) armWith(lost func(), drop bool) {
 	l.mu.Lock()
 	l.lost = lost
 	l.mu.Unlock()
+	l.drop.Store(drop)
 	l.armed.Store(true)
 }
 
 // A write cut off on the wire (a shutdown, a timeout) may still be carried out by the CRM. The next write
 // of that contact must take the value it finds there for leadgate's own, not for a person's edit: the
-// contact's newer value is written, and no conflict is recorded. Before, the cut-off write's value was
-// kept as an "edit" and every later change of the field was lost.
+// contact's newer value is written, and no conflict is recorded. That holds for every value of a run of
+// failed writes, not only the latest: here the first is carried out and the second never arrives. Before,
+// the value found was kept as an "edit" and every later change of the field was lost.
 func TestAWriteWhoseAnswerWasLostIsNotTakenForAPersonsEdit(t *testing.T) {
 	t.Parallel()
 	type crmUnderTest struct {
@@ -125,23 +139,21 @@ func TestAWriteWhoseAnswerWasLostIsNotTakenForAPersonsEdit(t *testing.T) {
 
 			// The second write is carried out, and its answer lost: the drain is cut off while it waits.
 			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "200" })
-			if _, err := e.relay.FanOut(e.ctx); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cut := context.WithCancel(e.ctx)
-			defer cut()
-			f.loser.arm(cut)
-			if _, err := e.relay.Drain(ctx, f.dest.ID); err == nil {
-				t.Fatal("the cut-off drain reported success")
-			}
+			cutOffDrain(t, e, f.dest, f.loser.arm)
 			if got := f.budget(*c.Email); got != "200" {
 				t.Fatalf("the CRM holds budget %q after the cut-off write, want 200: the case under test did not happen", got)
+			}
+			// The third never reaches the CRM: what stands there is the second's value, not the third's.
+			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "250" })
+			cutOffDrain(t, e, f.dest, f.loser.armDrop)
+			if got := f.budget(*c.Email); got != "200" {
+				t.Fatalf("the CRM holds budget %q after the dropped write, want 200: the case under test did not happen", got)
 			}
 
 			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "300" })
 			e.drainAll(f.dest, 20*time.Second)
 			if got := f.budget(*c.Email); got != "300" {
-				t.Errorf("after the lost answer the CRM holds budget %q, want 300 (the cut-off write's value was kept as an edit)", got)
+				t.Errorf("after the lost answer the CRM holds budget %q, want 300 (an earlier cut-off write's value was kept as an edit)", got)
 			}
 			if n := e.count(`SELECT count(*) FROM sync_conflicts WHERE destination_id = ?`, f.dest.ID); n != 0 {
 				t.Errorf("%d conflicts recorded, want 0: the value found was leadgate's own", n)
@@ -150,5 +162,19 @@ func TestAWriteWhoseAnswerWasLostIsNotTakenForAPersonsEdit(t *testing.T) {
 				t.Errorf("%d contacts still hold in-doubt writes after a delivered write, want 0", n)
 			}
 		})
+	}
+}
+
+// cutOffDrain drains dest once with the proxy armed by arm, which cuts the drain off at the write.
+func cutOffDrain(t *testing.T, e *syncEnv, dest models.Destination, arm func(lost func())) {
+	t.Helper()
+	if _, err := e.relay.FanOut(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cut := context.WithCancel(e.ctx)
+	defer cut()
+	arm(cut)
+	if _, err := e.relay.Drain(ctx, dest.ID); err == nil {
+		t.Fatal("the cut-off drain reported success")
 	}
 }

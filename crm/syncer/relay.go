@@ -184,7 +184,7 @@ func desired(c models.Contact, st models.SyncState) crm.Contact {
 // failed ones: a delivered write whose outcome is then not recorded (a shutdown, Postgres gone) is resent
 // like a failed one. SyncDone clears the entries of the writes it records.
 func (r *SyncRelay) recordInDoubt(ctx context.Context, destID int64, results []crm.Result) error {
-	doubt := map[string]map[string]string{}
+	doubt := map[string]map[string][]string{}
 	for _, res := range results {
 		if len(res.InDoubt) > 0 {
 			doubt[res.LeadgateID] = res.InDoubt
