@@ -181,9 +181,9 @@ func FuzzFlexString(f *testing.F) {
 func TestDoubtKeepsEveryValueOfFailedWritesInARow(t *testing.T) {
 	t.Parallel()
 	var d Doubt
-	d = d.with(map[string]string{"stage": "mql", "budget": "100"})
-	d = d.with(map[string]string{"stage": "sql"})
-	d = d.with(map[string]string{"stage": "mql"}) // resent: kept once, now the newest
+	d = d.With(map[string]string{"stage": "mql", "budget": "100"})
+	d = d.With(map[string]string{"stage": "sql"})
+	d = d.With(map[string]string{"stage": "mql"}) // resent: kept once, now the newest
 	if got := d["stage"]; !slices.Equal(got, []string{"sql", "mql"}) {
 		t.Errorf("stage in doubt = %v, want [sql mql]", got)
 	}
@@ -196,7 +196,7 @@ func TestDoubtKeepsEveryValueOfFailedWritesInARow(t *testing.T) {
 		t.Error("a value never sent is taken for leadgate's own")
 	}
 	for i := range 2 * doubtDepth {
-		d = d.with(map[string]string{"budget": strconv.Itoa(200 + i)})
+		d = d.With(map[string]string{"budget": strconv.Itoa(200 + i)})
 	}
 	if n := len(d["budget"]); n != doubtDepth {
 		t.Errorf("budget keeps %d values after %d failed writes, want the last %d", n, 2*doubtDepth+1, doubtDepth)

@@ -145,8 +145,8 @@ func (d Doubt) Sent(key, cur string) bool {
 	return slices.ContainsFunc(d[key], func(v string) bool { return sameValue(cur, v) })
 }
 
-// with is d plus writes, each field's values kept once, newest last.
-func (d Doubt) with(writes map[string]string) Doubt {
+// With is d plus writes, each field's values kept once, newest last.
+func (d Doubt) With(writes map[string]string) Doubt {
 	if len(d) == 0 && len(writes) == 0 {
 		return nil
 	}
@@ -168,7 +168,7 @@ func (d Doubt) with(writes map[string]string) Doubt {
 // inDoubt is what the CRM may hold from leadgate if writes fail without a trustworthy answer: c.InDoubt
 // with writes added (Result.InDoubt).
 func inDoubt(c Contact, writes map[string]string) Doubt {
-	return c.InDoubt.with(writes)
+	return c.InDoubt.With(writes)
 }
 
 func hasPrev(prev map[string]string, key string) bool {

@@ -25,6 +25,7 @@ import (
 type syncEnv struct {
 	t     testing.TB
 	ctx   context.Context
+	dbURL string
 	store *models.Store
 	rdb   *redis.Client
 	box   *secretbox.Box
@@ -37,7 +38,8 @@ func newSyncEnv(t testing.TB) *syncEnv {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := models.Open(ctx, testkit.MigratedDatabase(t), log)
+	dbURL := testkit.MigratedDatabase(t)
+	store, err := models.Open(ctx, dbURL, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func newSyncEnv(t testing.TB) *syncEnv {
 	}
 	conn := &syncer.Connector{Store: store, Box: box, Redis: rdb, Egress: loopbackEgress()}
 	relay := &syncer.SyncRelay{Store: store, Connector: conn, Log: log, BackoffStart: 100 * time.Millisecond, PassTime: 5 * time.Second}
-	return &syncEnv{t: t, ctx: ctx, store: store, rdb: rdb, box: box, ws: ws, conn: conn, relay: relay}
+	return &syncEnv{t: t, ctx: ctx, dbURL: dbURL, store: store, rdb: rdb, box: box, ws: ws, conn: conn, relay: relay}
 }
 
 // acFields are the fake ActiveCampaign account's custom fields.

@@ -3,6 +3,7 @@ package syncer_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/leadgate/leadgate/crm/crmfake"
+	"github.com/leadgate/leadgate/crm/syncer"
+	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -70,19 +73,18 @@ func (l *answerLoser) armWith(lost func(), drop bool) {
 	l.armed.Store(true)
 }
 
-// A write cut off on the wire (a shutdown, a timeout) may still be carried out by the CRM. The next write
-// of that contact must take the value it finds there for leadgate's own, not for a person's edit: the
-// contact's newer value is written, and no conflict is recorded. That holds for every value of a run of
-// failed writes, not only the latest: here the first is carried out and the second never arrives. Before,
-// the value found was kept as an "edit" and every later change of the field was lost.
-func TestAWriteWhoseAnswerWasLostIsNotTakenForAPersonsEdit(t *testing.T) {
-	t.Parallel()
-	type crmUnderTest struct {
-		dest   models.Destination
-		loser  *answerLoser
-		budget func(email string) string
-	}
-	cases := map[string]func(t *testing.T, e *syncEnv) crmUnderTest{
+// crmUnderTest is a CRM fake behind an answerLoser, with a destination that writes to it through the
+// loser and a way to read a contact's budget field there.
+type crmUnderTest struct {
+	dest   models.Destination
+	loser  *answerLoser
+	budget func(email string) string
+}
+
+// answerLosingCRMs opens each CRM the in-doubt tests run against: HubSpot's batch path, ActiveCampaign's
+// and GoHighLevel's per-contact paths.
+func answerLosingCRMs() map[string]func(t *testing.T, e *syncEnv) crmUnderTest {
+	return map[string]func(t *testing.T, e *syncEnv) crmUnderTest{
 		"hubspot batch": func(t *testing.T, e *syncEnv) crmUnderTest {
 			fake := crmfake.NewHubSpot(crmfake.HSOptions{Options: crmfake.Options{Token: "hs-token"},
 				Properties: []string{"last_automation_source", "sync_timestamp", "budget"}})
@@ -126,7 +128,16 @@ func TestAWriteWhoseAnswerWasLostIsNotTakenForAPersonsEdit(t *testing.T) {
 			}
 		},
 	}
-	for name, open := range cases {
+}
+
+// A write cut off on the wire (a shutdown, a timeout) may still be carried out by the CRM. The next write
+// of that contact must take the value it finds there for leadgate's own, not for a person's edit: the
+// contact's newer value is written, and no conflict is recorded. That holds for every value of a run of
+// failed writes, not only the latest: here the first is carried out and the second never arrives. Before,
+// the value found was kept as an "edit" and every later change of the field was lost.
+func TestAWriteWhoseAnswerWasLostIsNotTakenForAPersonsEdit(t *testing.T) {
+	t.Parallel()
+	for name, open := range answerLosingCRMs() {
 		t.Run(name, func(t *testing.T) {
 			e := newSyncEnv(t)
 			f := open(t, e)
@@ -177,4 +188,68 @@ func cutOffDrain(t *testing.T, e *syncEnv, dest models.Destination, arm func(los
 	if _, err := e.relay.Drain(ctx, dest.ID); err == nil {
 		t.Fatal("the cut-off drain reported success")
 	}
+}
+
+// A process killed after the CRM carried a write out, and before leadgate read the answer, records nothing
+// after the write. What the write carried was recorded before it was sent, so the next write of the
+// contact (after the dead process's lease runs out) takes the value it finds for leadgate's own: the
+// newer value is written and no conflict is recorded. Here the killed process is a relay whose Postgres
+// connections are cut the moment the CRM has carried the write out.
+func TestAWriteCutOffByACrashIsNotTakenForAPersonsEdit(t *testing.T) {
+	t.Parallel()
+	for name, open := range answerLosingCRMs() {
+		t.Run(name, func(t *testing.T) {
+			e := newSyncEnv(t)
+			f := open(t, e)
+			c := e.contact("killed-mid-write@example.com", "Discovered")
+			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "100" })
+			e.drainAll(f.dest, 20*time.Second)
+
+			doomed, pg := e.relayThroughProxy(t, time.Second)
+			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "200" })
+			if _, err := e.relay.FanOut(e.ctx); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cut := context.WithCancel(e.ctx)
+			defer cut()
+			f.loser.arm(func() { pg.Cut(); cut() })
+			if _, err := doomed.Drain(ctx, f.dest.ID); err == nil {
+				t.Fatal("the killed relay's drain reported success")
+			}
+			if got := f.budget(*c.Email); got != "200" {
+				t.Fatalf("the CRM holds budget %q after the killed write, want 200: the case under test did not happen", got)
+			}
+
+			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "300" })
+			e.drainAll(f.dest, 20*time.Second)
+			if got := f.budget(*c.Email); got != "300" {
+				t.Errorf("after the crash the CRM holds budget %q, want 300 (the killed write's value was kept as an edit)", got)
+			}
+			if n := e.count(`SELECT count(*) FROM sync_conflicts WHERE destination_id = ?`, f.dest.ID); n != 0 {
+				t.Errorf("%d conflicts recorded, want 0: the value found was leadgate's own", n)
+			}
+		})
+	}
+}
+
+// relayThroughProxy is a second relay on the test's database whose every Postgres connection runs through
+// an in-test proxy: cutting the proxy leaves it unable to record anything, as if the process had died. Its
+// lease is short, so the test's own relay takes the work over soon after.
+func (e *syncEnv) relayThroughProxy(t *testing.T, lease time.Duration) (*syncer.SyncRelay, *testkit.Proxy) {
+	t.Helper()
+	u, err := url.Parse(e.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := testkit.NewProxy(t, u.Host)
+	u.Host = pg.Addr()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store, err := models.Open(e.ctx, u.String(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	conn := &syncer.Connector{Store: store, Box: e.box, Redis: e.rdb, Egress: loopbackEgress()}
+	return &syncer.SyncRelay{Store: store, Connector: conn, Log: log, BackoffStart: 100 * time.Millisecond, PassTime: 5 * time.Second,
+		Lease: lease}, pg
 }

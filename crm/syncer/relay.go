@@ -122,6 +122,9 @@ func (r *SyncRelay) sendVia(ctx context.Context, d models.Destination, conn *Con
 	if len(batch) == 0 {
 		return nil
 	}
+	if err := r.recordMaySend(ctx, d.ID, conn.Dest, batch); err != nil {
+		return err
+	}
 	ctx, count := withSendCount(ctx)
 	results := upsert(ctx, batch)
 	if err := r.recordInDoubt(context.WithoutCancel(ctx), d.ID, results); err != nil {
@@ -176,6 +179,30 @@ func desired(c models.Contact, st models.SyncState) crm.Contact {
 		Email: deref(c.Email), Phone: deref(c.Phone), FirstName: deref(c.FirstName), LastName: deref(c.LastName), Company: deref(c.Company),
 		Stage: c.Stage, Fields: c.Fields, FirstTouch: c.FirstTouch, Tags: c.Tags, Score: c.Score,
 		SubmissionCount: c.SubmissionCount, LastActivityAt: c.LastActivityAt, Previous: st.Written, InDoubt: st.InDoubt}
+}
+
+// recordMaySend records, before anything is sent, every value the batch's writes may carry as in doubt,
+// and hands the widened doubt on to the adapter: a process killed between the CRM carrying a write out
+// and leadgate reading the answer never gets to recordInDoubt, and the values would then pass for a
+// person's edit. SyncDone clears them once the write is recorded.
+func (r *SyncRelay) recordMaySend(ctx context.Context, destID int64, dest crm.Destination, batch []crm.Contact) error {
+	ms, ok := dest.(crm.MaySend)
+	if !ok {
+		return nil
+	}
+	doubt := map[string]map[string][]string{}
+	for i := range batch {
+		sends, err := ms.MaySend(batch[i])
+		if err != nil || len(sends) == 0 {
+			continue // the adapter reports the contact's own fault when it comes to write it
+		}
+		batch[i].InDoubt = batch[i].InDoubt.With(sends)
+		doubt[batch[i].LeadgateID] = batch[i].InDoubt
+	}
+	if err := r.Store.SyncRecordInDoubt(ctx, destID, doubt); err != nil {
+		return fmt.Errorf("syncer: record what destination %d's batch may write: %w", destID, err)
+	}
+	return nil
 }
 
 // recordInDoubt keeps what the batch's writes may have left in the CRM (crm.Result.InDoubt) before any
