@@ -45,48 +45,7 @@ type Resolved struct {
 // A field whose winner is an explicit deletion, or that has no present value,
 // is absent from the result.
 func (r Rules) ResolveFields(obs []Observation) map[string]Resolved {
-	winners := map[string]Observation{}
-	for _, o := range dedupeObservations(obs) {
-		if !present(o.Value) && !o.ExplicitDelete {
-			continue
-		}
-		if cur, ok := winners[o.Field]; !ok || r.beats(o, cur) {
-			winners[o.Field] = o
-		}
-	}
-	out := make(map[string]Resolved, len(winners))
-	for field, o := range winners {
-		if !present(o.Value) {
-			continue // an explicit deletion won
-		}
-		out[field] = Resolved{Value: o.Value, Source: o.Source, ObservedAt: o.ObservedAt, Human: o.Human}
-	}
-	return out
-}
-
-// dedupeObservations keeps, per (EventID, Field), the earliest observation.
-// Observations without an EventID are all kept.
-func dedupeObservations(obs []Observation) []Observation {
-	type key struct{ event, field string }
-	first := map[key]int{}
-	out := make([]Observation, 0, len(obs))
-	for _, o := range obs {
-		if o.EventID == "" {
-			out = append(out, o)
-			continue
-		}
-		k := key{o.EventID, o.Field}
-		i, seen := first[k]
-		switch {
-		case !seen:
-			first[k] = len(out)
-			out = append(out, o)
-		case o.ObservedAt.Before(out[i].ObservedAt) ||
-			(o.ObservedAt.Equal(out[i].ObservedAt) && tieBreak(out[i], o)):
-			out[i] = o
-		}
-	}
-	return out
+	return r.NewResolution(obs).Fields()
 }
 
 // beats reports whether a takes precedence over b for the same field.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/leadgate/leadgate/lifecycle"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -42,9 +43,10 @@ type batchStore struct {
 	live          map[idKey]string // contact id owning a key
 	known         map[idKey]bool   // keys whose owner was read up front
 	sources       map[int64]models.Source
-	storedObs     map[string][]models.Observation // nil: read on demand
-	storedTypes   map[string][]string             // nil: read on demand
-	eventTypes    map[string]string               // event type of each event in the batch
+	storedObs     map[string][]models.Observation  // nil: read on demand
+	storedTypes   map[string][]string              // nil: read on demand
+	eventTypes    map[string]string                // event type of each event in the batch
+	resolutions   map[string]*lifecycle.Resolution // field resolutions kept since first use (FieldsWith)
 
 	obs      []models.Observation
 	history  []models.StageChange
@@ -116,6 +118,7 @@ func (b *batchStore) rollback(m mark) {
 		b.index(j.prev.c)
 	}
 	b.journal = b.journal[:m.journal]
+	clear(b.resolutions) // they may hold observations undone here; rebuilt on next use
 	b.obs, b.history, b.outbox, b.outcomes = b.obs[:m.obs], b.history[:m.history], b.outbox[:m.outbox], b.outcomes[:m.outcomes]
 	*b.later = (*b.later)[:m.later]
 }
@@ -252,6 +255,7 @@ func (b *batchStore) ObservationsForContact(ctx context.Context, contactID strin
 
 func (b *batchStore) ObservationsAdd(_ context.Context, obs []models.Observation) error {
 	b.obs = append(b.obs, obs...)
+	b.resolveAdded(obs)
 	return nil
 }
 

@@ -172,3 +172,60 @@ func TestTheDrainerIsWokenByAKickAndFindsUnannouncedEventsByItself(t *testing.T)
 		return e.event(quiet).Status == models.EventApplied
 	})
 }
+
+// TestABatchResolvesFieldsAsEventByEventDoes: a batch keeps each contact's field resolution from one
+// event to the next instead of resolving over the whole history every time; the fields it ends with
+// are exactly those of applying the same events one batch each, with source precedence, empty values,
+// older values arriving late and a history stored before the batch.
+func TestABatchResolvesFieldsAsEventByEventDoes(t *testing.T) {
+	type step struct {
+		src    int
+		at     int
+		fields map[string]any
+	}
+	steps := []step{
+		{0, 1, map[string]any{"company": "Acme", "budget": "10k"}},
+		{1, 2, map[string]any{"company": "ACME Inc (enriched)", "budget": ""}},
+		{0, 3, map[string]any{"company": "Acme Corp", "budget": "20k", "industry": "Retail"}},
+		{0, 0, map[string]any{"industry": "Wholesale", "budget": "5k"}}, // older than everything: loses on time
+		{1, 4, map[string]any{"industry": ""}},
+		{0, 5, map[string]any{"company": "Acme Holding"}},
+	}
+	final := map[string]map[string]string{}
+	for _, mode := range []string{"one batch each", "one batch"} {
+		e := newEnv(t)
+		rules := raceRules()
+		rules.SourcePrecedence = []string{"Enrichment"}
+		e.saveRules(e.ws, rules)
+		srcs := []models.Source{
+			e.source(e.ws, "Web form", "web_form", map[string]string{"form_submitted": "Discovered"}),
+			e.source(e.ws, "Enrichment", "enrichment", map[string]string{"form_submitted": "Discovered"}),
+		}
+		const who = "fields@example.com"
+		e.apply(e.insert(srcs[0], lead{Type: "form_submitted", At: at(-1), Email: who, Fields: map[string]any{"company": "Stored Co"}}))
+		var ids []string
+		for _, s := range steps {
+			ids = append(ids, e.insert(srcs[s.src], lead{Type: "form_submitted", At: at(s.at), Email: who, Fields: s.fields}))
+			if mode == "one batch each" {
+				e.apply(ids[len(ids)-1])
+			}
+		}
+		if mode == "one batch" {
+			if claimed, _, err := e.applier.ApplyBatch(e.ctx, 100); err != nil || claimed != len(steps) {
+				t.Fatalf("ApplyBatch = %d, %v; want all %d events in one batch", claimed, err, len(steps))
+			}
+		}
+		for _, id := range ids {
+			if ev := e.event(id); ev.Status != models.EventApplied && ev.Status != models.EventUnchanged {
+				t.Fatalf("%s: event %s = %s (%s)", mode, id, ev.Status, ev.Reason)
+			}
+		}
+		final[mode] = e.contactByEmail(e.ws, who).Fields
+	}
+	want := map[string]string{"company": "ACME Inc (enriched)", "budget": "20k", "industry": "Retail"}
+	for mode, got := range final {
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: fields %v, want %v", mode, got, want)
+		}
+	}
+}

@@ -154,6 +154,15 @@ func (r *applyRun) recomputeWith(ctx context.Context, c *models.Contact, rules l
 	if len(obs) == 0 {
 		return nil, nil
 	}
+	if cache, ok := r.tx.(resolutionCache); ok {
+		resolved, ok, err := cache.FieldsWith(ctx, c.ID, created, rules, obs)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return setFields(c, resolved), nil
+		}
+	}
 	all := obs
 	if !created {
 		stored, err := r.tx.ObservationsForContact(ctx, c.ID)
@@ -177,6 +186,12 @@ func (r *applyRun) recompute(ctx context.Context, c *models.Contact, rules lifec
 // resolve sets the contact's fields from observations by precedence and
 // returns the fields whose value changed.
 func (r *applyRun) resolve(c *models.Contact, rules lifecycle.Rules, all []models.Observation) []string {
+	return setFields(c, rules.ResolveFields(lifecycleObservations(all)))
+}
+
+// lifecycleObservations are stored observations in the rules' terms. One without an event counts on its
+// own, under its row id.
+func lifecycleObservations(all []models.Observation) []lifecycle.Observation {
 	in := make([]lifecycle.Observation, len(all))
 	for i, o := range all {
 		in[i] = lifecycle.Observation{Field: o.Field, Value: o.Value, Source: o.Source, ObservedAt: o.ObservedAt, Basis: o.Basis,
@@ -185,7 +200,11 @@ func (r *applyRun) resolve(c *models.Contact, rules lifecycle.Rules, all []model
 			in[i].EventID = fmt.Sprintf("obs:%d", o.ID)
 		}
 	}
-	resolved := rules.ResolveFields(in)
+	return in
+}
+
+// setFields sets the contact's fields to the resolved values and returns the fields whose value changed.
+func setFields(c *models.Contact, resolved map[string]lifecycle.Resolved) []string {
 	next := make(map[string]string, len(resolved))
 	for k, v := range resolved {
 		next[k] = v.Value
