@@ -138,7 +138,7 @@ func (s *Store) EventsPendingForKeys(ctx context.Context, keys IdentityKeys, exc
 func pendingForKeysLookup(column, ws, v string) string {
 	return `SELECT x.* FROM unnest(` + ws + `::bigint[], ` + v + `::text[]) AS k(ws, v), LATERAL (
 		SELECT ` + eventColumns + ` FROM events e WHERE e.` + column + ` = k.v AND e.workspace_id + 0 = k.ws AND e.` + unresolvedSQL + `
-			AND ` + applicableSQL + ` AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= $5) AND e.id <> ALL($6::text[]::uuid[])
+			AND ` + applicableSQL + ` AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= $5) AND e.id <> ALL($6::uuid[])
 		ORDER BY e.occurred_at, e.received_at, e.id LIMIT $7 FOR UPDATE SKIP LOCKED) x`
 }
 

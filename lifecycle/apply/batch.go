@@ -141,6 +141,7 @@ func (a *Applier) runOnce(ctx context.Context, claim claimFunc, own func(string)
 func (a *Applier) prepare(ctx context.Context, tx *models.Store, p *batchPlan, later *[]delayed) (*batchStore, map[int64]*applyRun, error) {
 	runs := map[int64]*applyRun{}
 	var sourceIDs []int64
+	seenSource := map[int64]bool{}
 	eventTypes := map[string]string{}
 	scores := false
 	for _, u := range p.ready {
@@ -153,7 +154,10 @@ func (a *Applier) prepare(ctx context.Context, tx *models.Store, p *batchPlan, l
 			scores = scores || rulesScore(rules)
 		}
 		for _, ev := range u.events {
-			sourceIDs = append(sourceIDs, ev.SourceID)
+			if !seenSource[ev.SourceID] {
+				seenSource[ev.SourceID] = true
+				sourceIDs = append(sourceIDs, ev.SourceID)
+			}
 			eventTypes[ev.ID] = ev.EventType
 		}
 	}
