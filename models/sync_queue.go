@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -49,63 +48,39 @@ type SyncItem struct {
 // SyncFanOut claims up to limit pending crm_upsert outbox rows (FOR UPDATE SKIP LOCKED, so replicas share
 // the work), coalesces them per contact (the newest version wins, older rows become superseded) and queues
 // the newest for every live destination of the workspace that has not received that version yet. It
-// returns how many outbox rows it consumed.
+// returns how many outbox rows it consumed. The whole claim is written with one statement per table: a
+// contact costs no round trip of its own.
 func (s *Store) SyncFanOut(ctx context.Context, limit int) (int, error) {
 	n := 0
 	err := s.Tx(ctx, func(tx *Store) error {
-		var rows []struct {
-			ID          int64
-			WorkspaceID int64
-			ContactID   string
-			Version     int64
+		claimed, err := tx.outboxClaimUpserts(ctx, limit)
+		if err != nil {
+			return err
 		}
-		db := tx.db.WithContext(ctx)
-		if err := db.Raw(`SELECT id, workspace_id, contact_id, version FROM outbox
-			WHERE kind = 'crm_upsert' AND status = 'pending' AND contact_id IS NOT NULL
-			ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`, limit).Scan(&rows).Error; err != nil {
-			return fmt.Errorf("claim outbox: %w", err)
+		n = len(claimed)
+		if n == 0 {
+			return nil
 		}
-		n = len(rows)
 		newest := map[string]int{}
-		for i, r := range rows {
-			if j, ok := newest[r.ContactID]; !ok || rows[j].Version < r.Version {
-				newest[r.ContactID] = i
+		for i, r := range claimed {
+			if j, ok := newest[r.contactID]; !ok || claimed[j].version < r.version {
+				newest[r.contactID] = i
 			}
 		}
-		hasDest := map[int64]bool{}
-		for _, r := range rows {
-			if _, ok := hasDest[r.WorkspaceID]; !ok {
-				var c int64
-				if err := db.Raw(`SELECT count(*) FROM destinations WHERE workspace_id = ? AND deleted_at IS NULL`, r.WorkspaceID).Scan(&c).Error; err != nil {
-					return fmt.Errorf("count destinations: %w", err)
-				}
-				hasDest[r.WorkspaceID] = c > 0
-			}
-		}
-		var superseded []int64
-		for i, r := range rows {
-			if newest[r.ContactID] != i {
-				superseded = append(superseded, r.ID)
-			}
-		}
-		if len(superseded) > 0 {
-			if err := db.Exec(`UPDATE outbox SET status = 'superseded' WHERE id IN ?`, superseded).Error; err != nil {
-				return fmt.Errorf("supersede outbox: %w", err)
-			}
-		}
-		// In contact order: two fan-outs racing on one contact's queue rows then lock them in the same
-		// order and wait instead of deadlocking.
-		order := make([]int, 0, len(newest))
+		// In contact order: every writer of queue and outbox rows (SyncDone too) locks the queue rows of
+		// its contacts in contact order, then their outbox rows in contact order, so two of them wait for
+		// each other instead of deadlocking.
+		var fan fanOut
 		for _, i := range newest {
-			order = append(order, i)
+			fan.newest = append(fan.newest, claimed[i])
 		}
-		sort.Slice(order, func(a, b int) bool { return rows[order[a]].ContactID < rows[order[b]].ContactID })
-		for _, i := range order {
-			if err := tx.queueOutboxRow(ctx, rows[i].ID, rows[i].WorkspaceID, rows[i].ContactID, rows[i].Version, hasDest[rows[i].WorkspaceID]); err != nil {
-				return err
+		slices.SortFunc(fan.newest, func(a, b claimedUpsert) int { return strings.Compare(a.contactID, b.contactID) })
+		for i, r := range claimed {
+			if newest[r.contactID] != i {
+				fan.superseded = append(fan.superseded, r.id)
 			}
 		}
-		return nil
+		return tx.writeFanOut(ctx, fan)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("models: sync fan-out: %w", err)
@@ -113,31 +88,119 @@ func (s *Store) SyncFanOut(ctx context.Context, limit int) (int, error) {
 	return n, nil
 }
 
-func (s *Store) queueOutboxRow(ctx context.Context, outboxID, workspaceID int64, contactID string, version int64, hasDest bool) error {
-	db := s.db.WithContext(ctx)
-	status := OutboxSkipped
-	if hasDest {
-		status = OutboxQueued
-		err := db.Exec(`INSERT INTO sync_queue (destination_id, contact_id, workspace_id, version, outbox_id)
-			SELECT d.id, ?, ?, ?, ? FROM destinations d
-			WHERE d.workspace_id = ? AND d.deleted_at IS NULL
-			  AND NOT EXISTS (SELECT 1 FROM sync_state st WHERE st.destination_id = d.id AND st.contact_id = ? AND st.last_version >= ?)
-			ON CONFLICT (destination_id, contact_id) DO UPDATE SET version = EXCLUDED.version, outbox_id = EXCLUDED.outbox_id,
-			  status = 'pending', attempts = 0, next_attempt_at = now(), last_error = '', lane = 0, bulk = false
-			WHERE sync_queue.version < EXCLUDED.version`,
-			contactID, workspaceID, version, outboxID, workspaceID, contactID, version).Error
-		if err != nil {
-			return fmt.Errorf("queue contact %s: %w", contactID, err)
+// claimedUpsert is a pending crm_upsert outbox row a fan-out holds.
+type claimedUpsert struct {
+	id, workspaceID, version int64
+	contactID                string
+}
+
+func (s *Store) outboxClaimUpserts(ctx context.Context, limit int) ([]claimedUpsert, error) {
+	rows, err := s.pool().QueryContext(ctx, `SELECT id, workspace_id, contact_id::text, version FROM outbox
+		WHERE kind = 'crm_upsert' AND status = 'pending' AND contact_id IS NOT NULL
+		ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("claim outbox: %w", err)
+	}
+	defer rows.Close()
+	var out []claimedUpsert
+	for rows.Next() {
+		var r claimedUpsert
+		if err := rows.Scan(&r.id, &r.workspaceID, &r.contactID, &r.version); err != nil {
+			return nil, fmt.Errorf("claim outbox: %w", err)
 		}
+		out = append(out, r)
 	}
-	if err := db.Exec(`UPDATE outbox SET status = 'superseded' WHERE kind = 'crm_upsert' AND contact_id = ? AND status = 'queued' AND version < ?`,
-		contactID, version).Error; err != nil {
-		return fmt.Errorf("supersede outbox: %w", err)
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("claim outbox: %w", err)
 	}
-	if err := db.Exec(`UPDATE outbox SET status = ?, sent_at = CASE WHEN ? = 'skipped' THEN now() END WHERE id = ?`, status, status, outboxID).Error; err != nil {
-		return fmt.Errorf("mark outbox: %w", err)
+	return out, nil
+}
+
+// fanOut is what one fan-out writes: the newest row of each contact (in contact order), and the claimed
+// rows a newer one of the same contact replaced.
+type fanOut struct {
+	newest     []claimedUpsert
+	superseded []int64
+}
+
+// fanOutQueueSQL queues each contact's newest version for every live destination of its workspace that
+// has not received it, in contact order; a queued older version is replaced, and the item becomes due at
+// once in the live lane. It returns the contacts it queued somewhere.
+const fanOutQueueSQL = `INSERT INTO sync_queue (destination_id, contact_id, workspace_id, version, outbox_id)
+	SELECT d.id, x.contact, x.ws, x.version, x.outbox
+	FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::bigint[]) AS x(contact, ws, version, outbox)
+	JOIN destinations d ON d.workspace_id = x.ws AND d.deleted_at IS NULL
+	WHERE NOT EXISTS (SELECT 1 FROM sync_state st WHERE st.destination_id = d.id AND st.contact_id = x.contact AND st.last_version >= x.version)
+	ORDER BY x.contact, d.id
+	ON CONFLICT (destination_id, contact_id) DO UPDATE SET version = EXCLUDED.version, outbox_id = EXCLUDED.outbox_id,
+	  status = 'pending', attempts = 0, next_attempt_at = now(), last_error = '', lane = 0, bulk = false
+	WHERE sync_queue.version < EXCLUDED.version`
+
+// fanOutSupersedeSQL marks superseded the queued rows of older versions of the same contacts, locking them
+// in contact order.
+const fanOutSupersedeSQL = `WITH older AS (
+		SELECT o.id FROM outbox o JOIN unnest($1::uuid[], $2::bigint[]) AS x(contact, version)
+		  ON o.contact_id = x.contact AND o.kind = 'crm_upsert' AND o.status = 'queued' AND o.version < x.version
+		ORDER BY o.contact_id, o.id FOR UPDATE OF o
+	)
+	UPDATE outbox SET status = 'superseded' FROM older WHERE outbox.id = older.id`
+
+// fanOutMarkSQL marks the claimed rows: superseded within the claim, queued, or skipped when the
+// workspace has no destination (sent at once: there is nothing to deliver to).
+const fanOutMarkSQL = `UPDATE outbox o SET status = x.status, sent_at = CASE WHEN x.status = 'skipped' THEN now() END
+	FROM unnest($1::bigint[], $2::text[]) AS x(id, status) WHERE o.id = x.id`
+
+func (s *Store) writeFanOut(ctx context.Context, f fanOut) error {
+	n := len(f.newest)
+	contacts, workspaces, versions, outboxIDs := make([]string, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	for i, r := range f.newest {
+		contacts[i], workspaces[i], versions[i], outboxIDs[i] = r.contactID, r.workspaceID, r.version, r.id
+	}
+	if _, err := s.pool().ExecContext(ctx, fanOutQueueSQL, contacts, workspaces, versions, outboxIDs); err != nil {
+		return fmt.Errorf("queue %d contacts: %w", n, err)
+	}
+	if _, err := s.pool().ExecContext(ctx, fanOutSupersedeSQL, contacts, versions); err != nil {
+		return fmt.Errorf("supersede older versions: %w", err)
+	}
+	withDest, err := s.workspacesWithDestinations(ctx, workspaces)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, 0, n+len(f.superseded))
+	statuses := make([]string, 0, cap(ids))
+	for _, r := range f.newest {
+		status := OutboxSkipped
+		if withDest[r.workspaceID] {
+			status = OutboxQueued
+		}
+		ids, statuses = append(ids, r.id), append(statuses, status)
+	}
+	for _, id := range f.superseded {
+		ids, statuses = append(ids, id), append(statuses, OutboxSuperseded)
+	}
+	if _, err := s.pool().ExecContext(ctx, fanOutMarkSQL, ids, statuses); err != nil {
+		return fmt.Errorf("mark %d outbox rows: %w", len(ids), err)
 	}
 	return nil
+}
+
+// workspacesWithDestinations says which of the workspaces have a live destination.
+func (s *Store) workspacesWithDestinations(ctx context.Context, workspaces []int64) (map[int64]bool, error) {
+	rows, err := s.pool().QueryContext(ctx, `SELECT DISTINCT workspace_id FROM destinations
+		WHERE workspace_id = ANY($1::bigint[]) AND deleted_at IS NULL`, workspaces)
+	if err != nil {
+		return nil, fmt.Errorf("workspaces with destinations: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]bool{}
+	for rows.Next() {
+		var ws int64
+		if err := rows.Scan(&ws); err != nil {
+			return nil, fmt.Errorf("workspaces with destinations: %w", err)
+		}
+		out[ws] = true
+	}
+	return out, rows.Err()
 }
 
 // SyncDueDestinations lists destinations with due, unleased work and not paused.
@@ -216,55 +279,142 @@ type SyncOutcome struct {
 // SyncDone records delivered items of one destination in one transaction: the sync state (remote id,
 // written values, version), conflicts, the queue row (removed unless a newer version arrived meanwhile,
 // in which case it becomes due again), any dead letter it was waiting on, and the outbox rows once no
-// destination still needs them.
+// destination still needs them. One statement per table for the whole batch.
 func (s *Store) SyncDone(ctx context.Context, destinationID int64, outs []SyncOutcome) error {
-	// In contact order, like SyncFanOut, so the two lock the same contacts' rows in the same order.
-	outs = slices.Clone(outs)
-	slices.SortStableFunc(outs, func(a, b SyncOutcome) int { return strings.Compare(a.ContactID, b.ContactID) })
+	outs = newestOutcomes(outs)
+	if len(outs) == 0 {
+		return nil
+	}
+	n := len(outs)
+	contacts, remotes, written := make([]string, n), make([]string, n), make([]string, n)
+	versions := make([]int64, n)
+	var cContact, cField, cOurs, cRemote []string
+	var cVersion []int64
+	for i, o := range outs {
+		w, err := json.Marshal(o.Written)
+		if err != nil {
+			return fmt.Errorf("models: sync done: encode written: %w", err)
+		}
+		contacts[i], remotes[i], written[i], versions[i] = o.ContactID, o.RemoteID, string(w), o.Version
+		for _, c := range o.Conflicts {
+			cContact, cField, cOurs, cRemote = append(cContact, o.ContactID), append(cField, c.Field), append(cOurs, c.OurLast), append(cRemote, c.Remote)
+			cVersion = append(cVersion, o.Version)
+		}
+	}
 	return s.Tx(ctx, func(tx *Store) error {
-		db := tx.db.WithContext(ctx)
-		for _, o := range outs {
-			written, err := json.Marshal(o.Written)
-			if err != nil {
-				return fmt.Errorf("models: sync done: encode written: %w", err)
+		db := tx.pool()
+		if _, err := db.ExecContext(ctx, syncDoneStateSQL, destinationID, contacts, remotes, written, versions); err != nil {
+			return fmt.Errorf("models: sync done: state: %w", err)
+		}
+		if len(cContact) > 0 {
+			if _, err := db.ExecContext(ctx, `INSERT INTO sync_conflicts (destination_id, contact_id, field, our_last, remote, version)
+				SELECT $1, x.contact, x.field, x.ours, x.remote, x.version
+				FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[]) AS x(contact, field, ours, remote, version)`,
+				destinationID, cContact, cField, cOurs, cRemote, cVersion); err != nil {
+				return fmt.Errorf("models: sync done: conflicts: %w", err)
 			}
-			if err := db.Exec(`INSERT INTO sync_state (destination_id, contact_id, remote_id, written, last_version, synced_at)
-				VALUES (?, ?, ?, ?, ?, now())
-				ON CONFLICT (destination_id, contact_id) DO UPDATE SET remote_id = EXCLUDED.remote_id, written = EXCLUDED.written, in_doubt = NULL,
-				  last_version = greatest(sync_state.last_version, EXCLUDED.last_version), synced_at = now()`,
-				destinationID, o.ContactID, o.RemoteID, written, o.Version).Error; err != nil {
-				return fmt.Errorf("models: sync done: state: %w", err)
+		}
+		if _, err := db.ExecContext(ctx, syncDoneLockQueueSQL, destinationID, contacts); err != nil {
+			return fmt.Errorf("models: sync done: lock queue: %w", err)
+		}
+		deleted, err := tx.syncDequeue(ctx, destinationID, contacts, versions)
+		if err != nil {
+			return err
+		}
+		var released []string
+		var dlIDs, dlVersions []int64
+		for i, c := range contacts {
+			dl, gone := deleted[c]
+			switch {
+			case !gone:
+				released = append(released, c) // a newer version arrived meanwhile: due again at once
+			case dl != nil:
+				dlIDs, dlVersions = append(dlIDs, *dl), append(dlVersions, versions[i])
 			}
-			for _, c := range o.Conflicts {
-				if err := db.Exec(`INSERT INTO sync_conflicts (destination_id, contact_id, field, our_last, remote, version) VALUES (?, ?, ?, ?, ?, ?)`,
-					destinationID, o.ContactID, c.Field, c.OurLast, c.Remote, o.Version).Error; err != nil {
-					return fmt.Errorf("models: sync done: conflict: %w", err)
-				}
+		}
+		if len(released) > 0 {
+			if _, err := db.ExecContext(ctx, `UPDATE sync_queue SET lease_until = NULL, attempts = 0, next_attempt_at = now()
+				WHERE destination_id = $1 AND contact_id = ANY($2::uuid[])`, destinationID, released); err != nil {
+				return fmt.Errorf("models: sync done: release: %w", err)
 			}
-			var dl []struct{ DeadLetterID *int64 }
-			if err := db.Raw(`DELETE FROM sync_queue WHERE destination_id = ? AND contact_id = ? AND version <= ? RETURNING dead_letter_id`,
-				destinationID, o.ContactID, o.Version).Scan(&dl).Error; err != nil {
-				return fmt.Errorf("models: sync done: dequeue: %w", err)
+		}
+		if len(dlIDs) > 0 {
+			if _, err := db.ExecContext(ctx, `UPDATE dead_letters d SET status = 'replayed', resolved_at = now(), resolved_by = 'crm-sync',
+				resolution = 'delivered version ' || x.version FROM unnest($1::bigint[], $2::bigint[]) AS x(id, version)
+				WHERE d.id = x.id AND d.status = 'open'`, dlIDs, dlVersions); err != nil {
+				return fmt.Errorf("models: sync done: resolve dead letters: %w", err)
 			}
-			if len(dl) == 0 {
-				if err := db.Exec(`UPDATE sync_queue SET lease_until = NULL, attempts = 0, next_attempt_at = now() WHERE destination_id = ? AND contact_id = ?`,
-					destinationID, o.ContactID).Error; err != nil {
-					return fmt.Errorf("models: sync done: release: %w", err)
-				}
-			} else if dl[0].DeadLetterID != nil {
-				if err := db.Exec(`UPDATE dead_letters SET status = 'replayed', resolved_at = now(), resolved_by = 'crm-sync', resolution = ?
-					WHERE id = ? AND status = 'open'`, fmt.Sprintf("delivered version %d", o.Version), *dl[0].DeadLetterID).Error; err != nil {
-					return fmt.Errorf("models: sync done: resolve dead letter: %w", err)
-				}
-			}
-			if err := db.Exec(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE kind = 'crm_upsert' AND contact_id = ?
-				AND status IN ('queued', 'dead') AND version <= ? AND NOT EXISTS (SELECT 1 FROM sync_queue q WHERE q.contact_id = ?)`,
-				o.ContactID, o.Version, o.ContactID).Error; err != nil {
-				return fmt.Errorf("models: sync done: outbox: %w", err)
-			}
+		}
+		if _, err := db.ExecContext(ctx, syncDoneOutboxSQL, contacts, versions); err != nil {
+			return fmt.Errorf("models: sync done: outbox: %w", err)
 		}
 		return nil
 	})
+}
+
+// newestOutcomes keeps one outcome per contact (the newest version's), in contact order: every writer of
+// queue and outbox rows locks them in contact order (see SyncFanOut).
+func newestOutcomes(outs []SyncOutcome) []SyncOutcome {
+	at := make(map[string]int, len(outs))
+	out := make([]SyncOutcome, 0, len(outs))
+	for _, o := range outs {
+		if i, ok := at[o.ContactID]; ok {
+			if o.Version >= out[i].Version {
+				out[i] = o
+			}
+			continue
+		}
+		at[o.ContactID] = len(out)
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b SyncOutcome) int { return strings.Compare(a.ContactID, b.ContactID) })
+	return out
+}
+
+const syncDoneStateSQL = `INSERT INTO sync_state (destination_id, contact_id, remote_id, written, last_version, synced_at)
+	SELECT $1, x.contact, x.remote, x.written::jsonb, x.version, now()
+	FROM unnest($2::uuid[], $3::text[], $4::text[], $5::bigint[]) AS x(contact, remote, written, version)
+	ORDER BY x.contact
+	ON CONFLICT (destination_id, contact_id) DO UPDATE SET remote_id = EXCLUDED.remote_id, written = EXCLUDED.written, in_doubt = NULL,
+	  last_version = greatest(sync_state.last_version, EXCLUDED.last_version), synced_at = now()`
+
+// syncDoneLockQueueSQL locks the batch's queue rows in contact order before they are removed or released.
+const syncDoneLockQueueSQL = `SELECT 1 FROM sync_queue WHERE destination_id = $1 AND contact_id = ANY($2::uuid[])
+	ORDER BY contact_id FOR UPDATE`
+
+// syncDoneOutboxSQL marks sent the queued (or dead-lettered) crm_upsert rows the delivered versions cover,
+// once no destination still holds work for the contact, locking them in contact order.
+const syncDoneOutboxSQL = `WITH done AS (
+		SELECT o.id FROM outbox o JOIN unnest($1::uuid[], $2::bigint[]) AS x(contact, version)
+		  ON o.contact_id = x.contact AND o.kind = 'crm_upsert' AND o.status IN ('queued', 'dead') AND o.version <= x.version
+		WHERE NOT EXISTS (SELECT 1 FROM sync_queue q WHERE q.contact_id = x.contact)
+		ORDER BY o.contact_id, o.id FOR UPDATE OF o
+	)
+	UPDATE outbox SET status = 'sent', sent_at = now() FROM done WHERE outbox.id = done.id`
+
+// syncDequeue removes the queue rows the delivered versions cover and returns, for each contact removed,
+// the dead letter its row waited on (nil: none).
+func (s *Store) syncDequeue(ctx context.Context, destinationID int64, contacts []string, versions []int64) (map[string]*int64, error) {
+	rows, err := s.pool().QueryContext(ctx, `DELETE FROM sync_queue q USING unnest($2::uuid[], $3::bigint[]) AS x(contact, version)
+		WHERE q.destination_id = $1 AND q.contact_id = x.contact AND q.version <= x.version
+		RETURNING q.contact_id::text, q.dead_letter_id`, destinationID, contacts, versions)
+	if err != nil {
+		return nil, fmt.Errorf("models: sync done: dequeue: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]*int64{}
+	for rows.Next() {
+		var c string
+		var dl *int64
+		if err := rows.Scan(&c, &dl); err != nil {
+			return nil, fmt.Errorf("models: sync done: dequeue: %w", err)
+		}
+		out[c] = dl
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("models: sync done: dequeue: %w", err)
+	}
+	return out, nil
 }
 
 // SyncRelease hands items back without counting an attempt (a rate limit, a pause, a shutdown), due at at.
