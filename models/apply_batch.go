@@ -20,7 +20,7 @@ import (
 func (s *Store) pool() gorm.ConnPool { return s.db.Statement.ConnPool }
 
 // PlanForBatch makes this transaction's statements look rows up by index, one key at a time. A batch
-// touches a few hundred rows by key, which index lookups do best at any table size; but while a table
+// (of apply, or of the sync bookkeeping) touches a few hundred rows by key, which index lookups do best at any table size; but while a table
 // grows faster than its statistics (a fresh install taking its first burst) the planner believes it
 // tiny and scans all of it once per batch, and a prepared statement keeps such a plan.
 func (s *Store) PlanForBatch(ctx context.Context) error {

@@ -53,6 +53,9 @@ type SyncItem struct {
 func (s *Store) SyncFanOut(ctx context.Context, limit int) (int, error) {
 	n := 0
 	err := s.Tx(ctx, func(tx *Store) error {
+		if err := tx.PlanForBatch(ctx); err != nil {
+			return err
+		}
 		claimed, err := tx.outboxClaimUpserts(ctx, limit)
 		if err != nil {
 			return err
@@ -136,14 +139,14 @@ const fanOutQueueSQL = `INSERT INTO sync_queue (destination_id, contact_id, work
 	  status = 'pending', attempts = 0, next_attempt_at = now(), last_error = '', lane = 0, bulk = false
 	WHERE sync_queue.version < EXCLUDED.version`
 
-// fanOutSupersedeSQL marks superseded the queued rows of older versions of the same contacts, locking them
-// in contact order.
-const fanOutSupersedeSQL = `WITH older AS (
-		SELECT o.id FROM outbox o JOIN unnest($1::uuid[], $2::bigint[]) AS x(contact, version)
-		  ON o.contact_id = x.contact AND o.kind = 'crm_upsert' AND o.status = 'queued' AND o.version < x.version
-		ORDER BY o.contact_id, o.id FOR UPDATE OF o
-	)
-	UPDATE outbox SET status = 'superseded' FROM older WHERE outbox.id = older.id`
+// fanOutSupersedeSQL marks superseded the queued rows of older versions of the same contacts. Each contact
+// is looked up on its own (LATERAL), in the order given (contact order), which is also the order its rows
+// are locked in: a join the planner may turn around scans every crm_upsert row once per contact while its
+// statistics lag behind a growing outbox.
+const fanOutSupersedeSQL = `UPDATE outbox SET status = 'superseded' WHERE id IN (
+		SELECT o.id FROM unnest($1::uuid[], $2::bigint[]) AS x(contact, version), LATERAL (
+			SELECT id FROM outbox WHERE contact_id = x.contact AND kind = 'crm_upsert' AND status = 'queued' AND version < x.version
+			ORDER BY id FOR UPDATE) o)`
 
 // fanOutMarkSQL marks the claimed rows: superseded within the claim, queued, or skipped when the
 // workspace has no destination (sent at once: there is nothing to deliver to).
@@ -302,6 +305,9 @@ func (s *Store) SyncDone(ctx context.Context, destinationID int64, outs []SyncOu
 		}
 	}
 	return s.Tx(ctx, func(tx *Store) error {
+		if err := tx.PlanForBatch(ctx); err != nil {
+			return err
+		}
 		db := tx.pool()
 		if _, err := db.ExecContext(ctx, syncDoneStateSQL, destinationID, contacts, remotes, written, versions); err != nil {
 			return fmt.Errorf("models: sync done: state: %w", err)
@@ -383,14 +389,13 @@ const syncDoneLockQueueSQL = `SELECT 1 FROM sync_queue WHERE destination_id = $1
 	ORDER BY contact_id FOR UPDATE`
 
 // syncDoneOutboxSQL marks sent the queued (or dead-lettered) crm_upsert rows the delivered versions cover,
-// once no destination still holds work for the contact, locking them in contact order.
-const syncDoneOutboxSQL = `WITH done AS (
-		SELECT o.id FROM outbox o JOIN unnest($1::uuid[], $2::bigint[]) AS x(contact, version)
-		  ON o.contact_id = x.contact AND o.kind = 'crm_upsert' AND o.status IN ('queued', 'dead') AND o.version <= x.version
-		WHERE NOT EXISTS (SELECT 1 FROM sync_queue q WHERE q.contact_id = x.contact)
-		ORDER BY o.contact_id, o.id FOR UPDATE OF o
-	)
-	UPDATE outbox SET status = 'sent', sent_at = now() FROM done WHERE outbox.id = done.id`
+// once no destination still holds work for the contact; each contact on its own, in the order given
+// (contact order), like fanOutSupersedeSQL.
+const syncDoneOutboxSQL = `UPDATE outbox SET status = 'sent', sent_at = now() WHERE id IN (
+		SELECT o.id FROM unnest($1::uuid[], $2::bigint[]) AS x(contact, version), LATERAL (
+			SELECT id FROM outbox WHERE contact_id = x.contact AND kind = 'crm_upsert' AND status IN ('queued', 'dead') AND version <= x.version
+			  AND NOT EXISTS (SELECT 1 FROM sync_queue q WHERE q.contact_id = x.contact)
+			ORDER BY id FOR UPDATE) o)`
 
 // syncDequeue removes the queue rows the delivered versions cover and returns, for each contact removed,
 // the dead letter its row waited on (nil: none).
