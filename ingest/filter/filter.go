@@ -63,6 +63,19 @@ type Set struct {
 	programs []*vm.Program
 }
 
+// Empty reports whether the set has no rule switched on: evaluating it can neither drop nor tag.
+func (s *Set) Empty() bool {
+	if s == nil {
+		return true
+	}
+	for _, r := range s.rules {
+		if r.On() {
+			return false
+		}
+	}
+	return true
+}
+
 // Rules returns the rules the set was compiled from.
 func (s *Set) Rules() []Rule {
 	if s == nil {

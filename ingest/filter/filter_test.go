@@ -131,3 +131,30 @@ func TestCompileRejectsWithClearErrors(t *testing.T) {
 		})
 	}
 }
+
+// A set is empty, and ingest skips it, only when no rule is switched on: one enabled rule makes it count.
+func TestASetIsEmptyOnlyWithoutAnEnabledRule(t *testing.T) {
+	off := false
+	var none *filter.Set
+	cases := map[string]struct {
+		rules []filter.Rule
+		empty bool
+	}{
+		"no rules":        {nil, true},
+		"every rule off":  {[]filter.Rule{{Name: "junk", Expr: `email endsWith "@test.com"`, Action: "drop", Enabled: &off}}, true},
+		"one rule on":     {[]filter.Rule{{Name: "junk", Expr: `email endsWith "@test.com"`, Action: "drop"}}, false},
+		"one on, one off": {[]filter.Rule{{Name: "a", Expr: `true`, Action: "drop", Enabled: &off}, {Name: "b", Expr: `true`, Action: "tag", Tags: []string{"x"}}}, false},
+	}
+	if !none.Empty() {
+		t.Error("a missing set is not empty")
+	}
+	for name, tc := range cases {
+		set, err := filter.Compile(tc.rules)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := set.Empty(); got != tc.empty {
+			t.Errorf("%s: Empty() = %v, want %v", name, got, tc.empty)
+		}
+	}
+}
