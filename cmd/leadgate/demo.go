@@ -33,6 +33,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
+	tuneGC(getenv)
 	store, cfg, log, err := openStore(ctx, stderr, getenv)
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	default:
 		return fmt.Errorf("serve: --role %q must be all, web, worker or scheduler", *role)
 	}
+	tuneGC(getenv)
 	store, cfg, log, err := openStore(ctx, stderr, getenv)
 	if err != nil {
 		return err
