@@ -19,10 +19,11 @@ import (
 // pool is the connection pool, or the transaction, this Store runs on.
 func (s *Store) pool() gorm.ConnPool { return s.db.Statement.ConnPool }
 
-// PlanForBatch makes this transaction's statements look rows up by index, one key at a time. A batch
-// (of apply, or of the sync bookkeeping) touches a few hundred rows by key, which index lookups do best at any table size; but while a table
-// grows faster than its statistics (a fresh install taking its first burst) the planner believes it
-// tiny and scans all of it once per batch, and a prepared statement keeps such a plan.
+// PlanForBatch makes this transaction's statements look rows up by index, one key at a time. A batch (of
+// apply, or of the sync bookkeeping) touches a few hundred rows by key, which index lookups do best at
+// any table size; but while a table grows faster than its statistics (a fresh install taking its first
+// burst) the planner believes it tiny and scans all of it once per batch, and a prepared statement keeps
+// such a plan.
 func (s *Store) PlanForBatch(ctx context.Context) error {
 	_, err := s.pool().ExecContext(ctx, `SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`)
 	if err != nil {

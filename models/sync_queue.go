@@ -80,7 +80,7 @@ func (s *Store) SyncFanOut(ctx context.Context, limit int) (int, error) {
 		slices.SortFunc(fan.newest, func(a, b claimedUpsert) int { return strings.Compare(a.contactID, b.contactID) })
 		for i, r := range claimed {
 			if newest[r.contactID] != i {
-				fan.superseded = append(fan.superseded, r.id)
+				fan.superseded = append(fan.superseded, r)
 			}
 		}
 		return tx.writeFanOut(ctx, fan)
@@ -122,13 +122,12 @@ func (s *Store) outboxClaimUpserts(ctx context.Context, limit int) ([]claimedUps
 // fanOut is what one fan-out writes: the newest row of each contact (in contact order), and the claimed
 // rows a newer one of the same contact replaced.
 type fanOut struct {
-	newest     []claimedUpsert
-	superseded []int64
+	newest, superseded []claimedUpsert
 }
 
 // fanOutQueueSQL queues each contact's newest version for every live destination of its workspace that
 // has not received it, in contact order; a queued older version is replaced, and the item becomes due at
-// once in the live lane. It returns the contacts it queued somewhere.
+// once in the live lane.
 const fanOutQueueSQL = `INSERT INTO sync_queue (destination_id, contact_id, workspace_id, version, outbox_id)
 	SELECT d.id, x.contact, x.ws, x.version, x.outbox
 	FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::bigint[]) AS x(contact, ws, version, outbox)
@@ -150,8 +149,12 @@ const fanOutSupersedeSQL = `UPDATE outbox SET status = 'superseded' WHERE id IN 
 
 // fanOutMarkSQL marks the claimed rows: superseded within the claim, queued, or skipped when the
 // workspace has no destination (sent at once: there is nothing to deliver to).
-const fanOutMarkSQL = `UPDATE outbox o SET status = x.status, sent_at = CASE WHEN x.status = 'skipped' THEN now() END
-	FROM unnest($1::bigint[], $2::text[]) AS x(id, status) WHERE o.id = x.id`
+const fanOutMarkSQL = `UPDATE outbox o SET status = m.status, sent_at = CASE WHEN m.status = 'skipped' THEN now() END
+	FROM (SELECT x.id, CASE WHEN x.superseded THEN 'superseded'
+			WHEN EXISTS (SELECT 1 FROM destinations d WHERE d.workspace_id = x.ws AND d.deleted_at IS NULL) THEN 'queued'
+			ELSE 'skipped' END AS status
+		FROM unnest($1::bigint[], $2::bigint[], $3::boolean[]) AS x(id, ws, superseded)) m
+	WHERE o.id = m.id`
 
 func (s *Store) writeFanOut(ctx context.Context, f fanOut) error {
 	n := len(f.newest)
@@ -165,45 +168,14 @@ func (s *Store) writeFanOut(ctx context.Context, f fanOut) error {
 	if _, err := s.pool().ExecContext(ctx, fanOutSupersedeSQL, contacts, versions); err != nil {
 		return fmt.Errorf("supersede older versions: %w", err)
 	}
-	withDest, err := s.workspacesWithDestinations(ctx, workspaces)
-	if err != nil {
-		return err
+	ids, superseded := outboxIDs, make([]bool, n, n+len(f.superseded))
+	for _, r := range f.superseded {
+		ids, workspaces, superseded = append(ids, r.id), append(workspaces, r.workspaceID), append(superseded, true)
 	}
-	ids := make([]int64, 0, n+len(f.superseded))
-	statuses := make([]string, 0, cap(ids))
-	for _, r := range f.newest {
-		status := OutboxSkipped
-		if withDest[r.workspaceID] {
-			status = OutboxQueued
-		}
-		ids, statuses = append(ids, r.id), append(statuses, status)
-	}
-	for _, id := range f.superseded {
-		ids, statuses = append(ids, id), append(statuses, OutboxSuperseded)
-	}
-	if _, err := s.pool().ExecContext(ctx, fanOutMarkSQL, ids, statuses); err != nil {
+	if _, err := s.pool().ExecContext(ctx, fanOutMarkSQL, ids, workspaces, superseded); err != nil {
 		return fmt.Errorf("mark %d outbox rows: %w", len(ids), err)
 	}
 	return nil
-}
-
-// workspacesWithDestinations says which of the workspaces have a live destination.
-func (s *Store) workspacesWithDestinations(ctx context.Context, workspaces []int64) (map[int64]bool, error) {
-	rows, err := s.pool().QueryContext(ctx, `SELECT DISTINCT workspace_id FROM destinations
-		WHERE workspace_id = ANY($1::bigint[]) AND deleted_at IS NULL`, workspaces)
-	if err != nil {
-		return nil, fmt.Errorf("workspaces with destinations: %w", err)
-	}
-	defer rows.Close()
-	out := map[int64]bool{}
-	for rows.Next() {
-		var ws int64
-		if err := rows.Scan(&ws); err != nil {
-			return nil, fmt.Errorf("workspaces with destinations: %w", err)
-		}
-		out[ws] = true
-	}
-	return out, rows.Err()
 }
 
 // SyncDueDestinations lists destinations with due, unleased work and not paused.

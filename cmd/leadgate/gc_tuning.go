@@ -1,13 +1,12 @@
 package main
 
-import (
-	"runtime/debug"
-)
+import "runtime/debug"
 
 // Garbage-collector defaults for the serving process. Apply and ingest allocate a great deal per event
 // and keep little: with Go's default (GOGC=100) collection took 10–12 % of the process's CPU under load.
 // Collecting at four times the live heap instead, with a soft limit so that a large backlog cannot grow
-// the heap without bound, gave the default binary more accepted webhooks a second in the same runs (docs/benchmarks.md). GOGC and GOMEMLIMIT, when set, are Go's own settings and win.
+// the heap without bound, gave the default binary more accepted webhooks a second in the same runs
+// (docs/benchmarks.md). GOGC and GOMEMLIMIT, when set, are Go's own settings and win.
 const (
 	serveGCPercent   = 400
 	serveMemoryLimit = 1 << 30 // 1 GiB

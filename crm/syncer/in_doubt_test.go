@@ -141,12 +141,7 @@ func TestAWriteWhoseAnswerWasLostIsNotTakenForAPersonsEdit(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newSyncEnv(t)
 			f := open(t, e)
-			c := e.contact("lost-answer@example.com", "Discovered")
-			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "100" })
-			e.drainAll(f.dest, 20*time.Second)
-			if got := f.budget(*c.Email); got != "100" {
-				t.Fatalf("first write: CRM holds budget %q, want 100", got)
-			}
+			c := e.deliveredWithBudget100(t, f, "lost-answer@example.com")
 
 			// The second write is carried out, and its answer lost: the drain is cut off while it waits.
 			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "200" })
@@ -194,9 +189,7 @@ func TestAWriteCutOffByACrashIsNotTakenForAPersonsEdit(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newSyncEnv(t)
 			f := open(t, e)
-			c := e.contact("killed-mid-write@example.com", "Discovered")
-			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "100" })
-			e.drainAll(f.dest, 20*time.Second)
+			c := e.deliveredWithBudget100(t, f, "killed-mid-write@example.com")
 
 			doomed, pg := e.relayThroughProxy(t, time.Second)
 			e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "200" })
@@ -253,4 +246,17 @@ func (e *syncEnv) writesItsOwnNewerValue(t *testing.T, f crmUnderTest, c *models
 	if n := e.count(`SELECT count(*) FROM sync_conflicts WHERE destination_id = ?`, f.dest.ID); n != 0 {
 		t.Errorf("%d conflicts recorded, want 0: the value found was leadgate's own", n)
 	}
+}
+
+// deliveredWithBudget100 is a contact whose budget of 100 the CRM under test holds after a clean write:
+// the starting point of every in-doubt case.
+func (e *syncEnv) deliveredWithBudget100(t *testing.T, f crmUnderTest, email string) models.Contact {
+	t.Helper()
+	c := e.contact(email, "Discovered")
+	e.change(&c, func(c *models.Contact) { c.Fields["budget"] = "100" })
+	e.drainAll(f.dest, 20*time.Second)
+	if got := f.budget(*c.Email); got != "100" {
+		t.Fatalf("first write: CRM holds budget %q, want 100", got)
+	}
+	return c
 }

@@ -137,3 +137,24 @@ func itoa(i int) string {
 	}
 	return itoa(i/10) + digits[i%10:i%10+1]
 }
+
+// A workspace with no destination has nothing to deliver to: its contacts' intents are marked skipped
+// (and sent) at fan-out, and nothing is queued.
+func TestRelaySkipsIntentsOfAWorkspaceWithoutDestinations(t *testing.T) {
+	t.Parallel()
+	e := newSyncEnv(t)
+	c := e.contact("nobody-listens@example.com", "Discovered")
+	e.change(&c, func(c *models.Contact) { c.Stage = "Engaged" })
+	if _, err := e.relay.FanOut(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count(`SELECT count(*) FROM outbox WHERE contact_id = ? AND status = 'skipped' AND sent_at IS NOT NULL`, c.ID); n != 1 {
+		t.Errorf("skipped outbox rows with a send time = %d, want 1 (the newest version)", n)
+	}
+	if n := e.count(`SELECT count(*) FROM outbox WHERE contact_id = ? AND status = 'superseded'`, c.ID); n != 1 {
+		t.Errorf("superseded outbox rows = %d, want 1 (the older version)", n)
+	}
+	if n := e.count(`SELECT count(*) FROM sync_queue WHERE contact_id = ?`, c.ID); n != 0 {
+		t.Errorf("queued items = %d, want 0", n)
+	}
+}
