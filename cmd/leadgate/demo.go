@@ -23,15 +23,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	every := fs.Duration("every", 500*time.Millisecond, "pause between deliveries")
 	quietAfter := fs.Duration("quiet-after", 3*time.Minute, "when the voice agent goes quiet (trips its silence alarm)")
 	quietFor := fs.Duration("quiet-for", 6*time.Minute, "how long the voice agent stays quiet")
-	duration := fs.Duration("duration", 0, "stop after this long (0: run until interrupted)")
+	duration := fs.Duration("duration", 0, "stop after running this long, counted once set up (0: run until interrupted)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed of the traffic")
 	if err := fs.Parse(args); err != nil {
 		return err
-	}
-	if *duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
-		defer cancel()
 	}
 	tuneGC(getenv)
 	store, cfg, log, err := openStore(ctx, stderr, getenv)
@@ -70,6 +65,13 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		demo.Slug, cfg.PublicURL, demo.Slug, *every, *quietAfter)
 	traffic := &demo.Traffic{Env: env, Graph: graph, Client: &http.Client{Timeout: 10 * time.Second}, Log: log,
 		Every: *every, QuietAfter: *quietAfter, QuietFor: *quietFor, Seed: *seed}
+	if *duration > 0 {
+		// --duration is how long the demo runs, counted once it is set up: a slow start (migrations on a
+		// busy machine) must not use it up before the first delivery.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return runRoles(gctx, a, "all") })
 	g.Go(func() error {
