@@ -25,6 +25,10 @@ type GatePublisher struct {
 	Queue    int
 	// Timeout bounds one pipeline (default 5 s).
 	Timeout time.Duration
+	// Linger is how long a pipeline waits for more keys after its first (default 10 ms). Measured at
+	// 2,000 deliveries/s without it, pipelines carried about two keys each and cost 9 % of ingest's CPU;
+	// a retry arriving within the linger is still deduplicated, by Postgres.
+	Linger time.Duration
 
 	once    sync.Once
 	keys    chan gateEntry
@@ -50,6 +54,9 @@ func (p *GatePublisher) start() {
 		}
 		if p.Timeout <= 0 {
 			p.Timeout = 5 * time.Second
+		}
+		if p.Linger <= 0 {
+			p.Linger = 10 * time.Millisecond
 		}
 		p.keys = make(chan gateEntry, p.Queue)
 		p.stop = make(chan struct{})
@@ -106,7 +113,7 @@ func (p *GatePublisher) run() {
 			p.drain(batch)
 			return
 		}
-		batch = queued.Take(p.keys, batch, p.MaxBatch)
+		batch = queued.TakeFor(p.keys, batch, p.MaxBatch, p.Linger, p.stop)
 		p.write(batch)
 	}
 }

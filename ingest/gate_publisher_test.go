@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,5 +90,43 @@ func TestGatePublisherDropsKeysRatherThanHoldSenders(t *testing.T) {
 	p.Close()
 	if got := p.Dropped(); got != 50 {
 		t.Fatalf("Dropped = %d after Redis refused every write, want all 50", got)
+	}
+}
+
+// pipelineCounter counts the pipelines of SET commands a Redis client sends (a new connection's
+// handshake is a pipeline too).
+type pipelineCounter struct{ n atomic.Int64 }
+
+func (c *pipelineCounter) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (c *pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (c *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "set" {
+			c.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Keys handed over a little apart, as deliveries arrive at a moderate rate, share a pipeline instead of
+// costing a round trip each.
+func TestGatePublisherGathersKeysThatArriveWithinItsLinger(t *testing.T) {
+	rdb := gateRedis(t)
+	var pipelines pipelineCounter
+	rdb.AddHook(&pipelines)
+	p := &GatePublisher{Redis: rdb, Linger: time.Second}
+	entries := gateEntriesN(20, time.Hour)
+	for _, e := range entries {
+		p.Publish(e)
+		time.Sleep(time.Millisecond)
+	}
+	p.Close()
+	for _, e := range entries {
+		if got, err := rdb.Get(context.Background(), e.key).Result(); err != nil || got != e.value {
+			t.Fatalf("gate %s = %q, %v; want %q", e.key, got, err, e.value)
+		}
+	}
+	if n := pipelines.n.Load(); n > 2 {
+		t.Fatalf("20 keys a millisecond apart went out in %d pipelines, want at most 2", n)
 	}
 }

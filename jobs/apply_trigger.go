@@ -32,6 +32,9 @@ func (q Queue) EnqueueApplyBatch(ctx context.Context) error {
 type ApplyTrigger struct {
 	Queue Queue
 	Local Waker // nil: no drainer in this process (role web)
+	// Every is the least time between two trigger tasks (default 25 ms). A busy worker drains without
+	// triggers, so this only delays the first apply after a quiet spell; at 5 ms the triggers cost a
+	// web process 2 % of its CPU at 2,000 deliveries/s.
 	Every time.Duration
 	Log   *slog.Logger
 
@@ -85,5 +88,5 @@ func (t *ApplyTrigger) every() time.Duration {
 	if t.Every > 0 {
 		return t.Every
 	}
-	return 5 * time.Millisecond
+	return 25 * time.Millisecond
 }

@@ -273,3 +273,44 @@ func TestDeliveriesBehindAHeldUpStatementLeaveTogetherAfterTheStagger(t *testing
 		t.Fatalf("inbox holds %d events, want %d", got, n+1)
 	}
 }
+
+// At a moderate rate deliveries arrive a little apart; a group waits up to its linger for more of them
+// instead of costing a statement and a commit each, and a lone delivery is still stored once the linger
+// is up.
+func TestDeliveriesArrivingWithinTheLingerShareAGroup(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, opts{})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	ws := h.wsID()
+	var mu sync.Mutex
+	var sizes []int
+	g := &ingest.GroupCommit{Store: h.store, Log: testLogger(), Linger: 2 * time.Second, MinGroup: 6,
+		Sizes: prometheus.ObserverFunc(func(v float64) { mu.Lock(); sizes = append(sizes, int(v)); mu.Unlock() })}
+	defer g.Close()
+
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range 6 {
+		wg.Go(func() {
+			_, _, errs[i] = g.Commit(context.Background(), groupItem(ws, src.ID, fmt.Sprintf("p:linger-%d", i), fmt.Sprintf("linger%d@example.com", i)))
+		})
+		time.Sleep(5 * time.Millisecond)
+	}
+	wg.Wait()
+	if _, _, err := g.Commit(context.Background(), groupItem(ws, src.ID, "p:linger-lone", "lone@example.com")); err != nil {
+		t.Fatalf("a lone delivery: %v", err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("delivery %d: %v", i, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sizes) != 2 || sizes[0] != 6 || sizes[1] != 1 {
+		t.Errorf("group sizes %v, want [6 1]: six deliveries 5 ms apart in one group, then the lone one", sizes)
+	}
+	if got := h.inboxCount(); got != 7 {
+		t.Fatalf("inbox holds %d events, want 7", got)
+	}
+}
