@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -85,9 +86,23 @@ func TestIngestStoreGroup(t *testing.T) {
 		t.Fatalf("duplicate counters %v, want p:a=2 p:old=1 p:b=0", dups)
 	}
 
-	// A group-inserted event holds what the single-statement path stores.
-	single := groupItem(ws, src.ID, "p:single", "same@example.com")
-	grouped := groupItem(ws, src.ID, "p:grouped", "same@example.com")
+	// A group-inserted event holds what the single-statement path stores, every column of it.
+	full := func(key string) models.IngestItem {
+		it := groupItem(ws, src.ID, key, "same@example.com")
+		str := func(v string) *string { return &v }
+		ev := &it.Event
+		ev.EmailRaw, ev.Phone, ev.PhoneRaw = str(" Same@Example.com "), str("+14155550134"), str("(415) 555-0134")
+		ev.EmailProblem, ev.PhoneProblem = str("email problem"), str("phone problem")
+		ev.FirstName, ev.LastName, ev.Company = str("Ada"), str("Lovelace"), str("Analytical Engines")
+		ev.TargetStage, ev.CurrentStage = str("Engaged"), str("Discovered")
+		ev.Attribution = json.RawMessage(`{"utm_campaign":"spring"}`)
+		ev.Hydration = json.RawMessage(`{"provider":"clearbit"}`)
+		ev.RuleOverrides = json.RawMessage(`{"allow_regression":true}`)
+		ev.Reason, ev.Attempts, ev.Spooled = "a reason", 2, true
+		return it
+	}
+	single := full("p:single")
+	grouped := full("p:grouped")
 	if _, err := h.store.IngestStore(ctx, []models.IngestItem{single}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +134,10 @@ func eventView(e models.Event) map[string]string {
 	}
 	return map[string]string{"email": s(e.Email), "type": e.EventType, "channel": e.Channel, "occurred": e.OccurredAt.UTC().String(),
 		"fields": string(e.Fields), "attribution": string(e.Attribution), "hydration": string(e.Hydration), "payload": string(e.Payload),
-		"status": e.Status, "content_type": e.ContentType, "phone": s(e.Phone), "target": s(e.TargetStage), "spooled": fmt.Sprint(e.Spooled)}
+		"status": e.Status, "content_type": e.ContentType, "phone": s(e.Phone), "target": s(e.TargetStage), "spooled": fmt.Sprint(e.Spooled),
+		"email_raw": s(e.EmailRaw), "email_problem": s(e.EmailProblem), "phone_raw": s(e.PhoneRaw), "phone_problem": s(e.PhoneProblem),
+		"first_name": s(e.FirstName), "last_name": s(e.LastName), "company": s(e.Company), "current": s(e.CurrentStage),
+		"rule_overrides": string(e.RuleOverrides), "reason": e.Reason, "attempts": fmt.Sprint(e.Attempts)}
 }
 
 // TestGroupCommitIsolatesABadDelivery: when the database refuses one item of a group (here a source that
@@ -312,5 +330,23 @@ func TestDeliveriesArrivingWithinTheLingerShareAGroup(t *testing.T) {
 	}
 	if got := h.inboxCount(); got != 7 {
 		t.Fatalf("inbox holds %d events, want 7", got)
+	}
+}
+
+// An item whose JSON column is not a JSON document cannot share a group statement: the group stores
+// nothing and says so, and the committer then stores its items one by one, so only that one fails.
+func TestAGroupWithAnItemThatIsNotJSONStoresNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, opts{})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	ws := h.wsID()
+	bad := groupItem(ws, src.ID, "p:not-json", "bad@example.com")
+	bad.Event.Payload = json.RawMessage(`{"email":`)
+	group := []models.IngestItem{groupItem(ws, src.ID, "p:fine", "fine@example.com"), bad}
+	if _, err := h.store.IngestStoreGroup(context.Background(), group); !errors.Is(err, models.ErrGroupUnencodable) {
+		t.Fatalf("IngestStoreGroup = %v, want ErrGroupUnencodable", err)
+	}
+	if n := h.inboxCount(); n != 0 {
+		t.Fatalf("inbox holds %d events, want none", n)
 	}
 }
