@@ -38,8 +38,8 @@ type GroupCommit struct {
 	// load a group is past MinGroup when it is taken and waits for nothing.
 	Linger   time.Duration
 	MinGroup int
-	// Sizes observes each group's size (nil: not observed).
-	Sizes prometheus.Observer
+	// Sizes observes each group's size, Times how long its statement took (nil: not observed).
+	Sizes, Times prometheus.Observer
 	// Timeout bounds one group's statements (default 2 s); a sender that gives up earlier does not
 	// cancel the group for the others. A group past it counts as Postgres being away: its deliveries are
 	// spooled, and so are the next ones until Postgres answers a probe again.
@@ -174,7 +174,11 @@ func (g *GroupCommit) commit(ctx context.Context, group []groupRequest) {
 	}
 	began := time.Now()
 	results, err := g.Store.IngestStoreGroup(cctx, items)
-	if took := time.Since(began); took > g.Timeout/4 && g.Log != nil {
+	took := time.Since(began)
+	if g.Times != nil {
+		g.Times.Observe(took.Seconds())
+	}
+	if took > g.Timeout/4 && g.Log != nil {
 		g.Log.Warn("ingest: slow group statement", "size", len(group), "took", took.Round(time.Millisecond), "err", err)
 	}
 	if err == nil {

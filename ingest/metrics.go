@@ -11,6 +11,7 @@ type Metrics struct {
 	Replayed   prometheus.Counter
 	EnqueueErr prometheus.Counter
 	GroupSize  prometheus.Histogram // deliveries per group statement
+	GroupTime  prometheus.Histogram // how long a group statement and its commit took
 }
 
 // NewMetrics creates and registers the instruments.
@@ -33,7 +34,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Deliveries stored by one group statement (concurrent single-event deliveries share a statement and a commit).",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
 		}),
+		GroupTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "leadgate_ingest_group_seconds",
+			Help:    "Time a group statement took, commit included; the deliveries arriving meanwhile wait for it.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5},
+		}),
 	}
-	reg.MustRegister(m.Deliveries, m.Latency, m.Spooled, m.Replayed, m.EnqueueErr, m.GroupSize)
+	reg.MustRegister(m.Deliveries, m.Latency, m.Spooled, m.Replayed, m.EnqueueErr, m.GroupSize, m.GroupTime)
 	return m
 }

@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, store *models.Store, log *slog.
 		Queue:      a.Queue,
 		Trigger:    a.Trigger,
 		Spool:      a.Spool,
-		Group:      &ingest.GroupCommit{Store: store, Log: log, Sizes: ingestMetrics.GroupSize},
+		Group:      &ingest.GroupCommit{Store: store, Log: log, Sizes: ingestMetrics.GroupSize, Times: ingestMetrics.GroupTime},
 		Gate:       &ingest.GatePublisher{Redis: a.Redis, Log: log},
 		Deliveries: &ingest.DeliveryLog{Store: store, Log: log, Evaluate: a.Guards.Refusals.Evaluate},
 		Metrics:    ingestMetrics,
