@@ -198,18 +198,36 @@ const AnyLane = -1
 // runs alongside). A crashed sender's lease simply expires and the work is claimed again.
 func (s *Store) SyncClaim(ctx context.Context, destinationID int64, limit int, lease time.Duration, withBulk bool, lane int) ([]SyncItem, error) {
 	var out []SyncItem
-	err := s.db.WithContext(ctx).Raw(`UPDATE sync_queue q SET lease_until = now() + make_interval(secs => ?)
-		FROM (SELECT destination_id, contact_id FROM sync_queue
-		      WHERE destination_id = ? AND status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-		        AND (? OR NOT bulk) AND (? < 0 OR lane = ?)
-		      ORDER BY lane, next_attempt_at, enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED) c
-		WHERE q.destination_id = c.destination_id AND q.contact_id = c.contact_id
-		RETURNING q.destination_id, q.contact_id, q.workspace_id, q.version, q.outbox_id, q.attempts, q.dead_letter_id, q.enqueued_at, q.lane`,
-		lease.Seconds(), destinationID, withBulk, lane, lane, limit).Scan(&out).Error
+	err := s.Tx(ctx, func(tx *Store) error {
+		if err := tx.planInClaimOrder(ctx); err != nil {
+			return err
+		}
+		return tx.db.WithContext(ctx).Raw(syncClaimSQL, lease.Seconds(), destinationID, withBulk, lane, lane, limit).Scan(&out).Error
+	})
 	if err != nil {
 		return nil, fmt.Errorf("models: claim sync work of destination %d: %w", destinationID, err)
 	}
 	return out, nil
+}
+
+// syncClaimSQL leases a destination's due items in claim order (lane, due time, age).
+const syncClaimSQL = `UPDATE sync_queue q SET lease_until = now() + make_interval(secs => ?)
+	FROM (SELECT destination_id, contact_id FROM sync_queue
+	      WHERE destination_id = ? AND status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
+	        AND (? OR NOT bulk) AND (? < 0 OR lane = ?)
+	      ORDER BY lane, next_attempt_at, enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED) c
+	WHERE q.destination_id = c.destination_id AND q.contact_id = c.contact_id
+	RETURNING q.destination_id, q.contact_id, q.workspace_id, q.version, q.outbox_id, q.attempts, q.dead_letter_id, q.enqueued_at, q.lane`
+
+// planInClaimOrder makes this transaction read the queue in the claim-order index, which stops after the
+// items it takes. While the queue's statistics lag behind its growth (this is the table a backlog grows
+// in) the planner believed a destination had two items, took them all through another index and sorted
+// them: 400 ms a claim of 20 at 300,000 queued, against 3 ms in index order.
+func (s *Store) planInClaimOrder(ctx context.Context) error {
+	if _, err := s.pool().ExecContext(ctx, `SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off`); err != nil {
+		return fmt.Errorf("models: claim planner settings: %w", err)
+	}
+	return nil
 }
 
 // SyncRenewLease extends the lease of items still claimed (a sender still working on them), so that a
