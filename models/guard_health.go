@@ -69,8 +69,7 @@ func (s *Store) HealthMeasure(ctx context.Context, workspaceID int64, now time.T
 		SyncOldest   *time.Time
 		OutboxOldest *time.Time
 	}
-	if err := db.Raw(`SELECT min(created_at) FILTER (WHERE kind = 'crm_upsert') AS sync_oldest, min(created_at) AS outbox_oldest
-		FROM outbox WHERE workspace_id = ? AND status IN ('pending', 'retrying', 'held')`, workspaceID).Scan(&row).Error; err != nil {
+	if err := db.Raw(healthOutboxSQL, workspaceID).Scan(&row).Error; err != nil {
 		return m, fmt.Errorf("models: health outbox: %w", err)
 	}
 	m.SyncLag, m.OutboxOldest = ageOf(row.SyncOldest, now), ageOf(row.OutboxOldest, now)
@@ -97,6 +96,10 @@ func (s *Store) HealthMeasure(ctx context.Context, workspaceID int64, now time.T
 	}
 	return m, nil
 }
+
+// healthOutboxSQL reads the ages of a workspace's unfinished outbox rows (outbox_unfinished holds them).
+const healthOutboxSQL = `SELECT min(created_at) FILTER (WHERE kind = 'crm_upsert') AS sync_oldest, min(created_at) AS outbox_oldest
+	FROM outbox WHERE workspace_id = ? AND status IN ('pending', 'retrying', 'held')`
 
 func ageOf(t *time.Time, now time.Time) *float64 {
 	if t == nil {
