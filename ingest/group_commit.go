@@ -32,10 +32,10 @@ type GroupCommit struct {
 	// spent 30 % more CPU per delivery on their statements than with one group at a time.
 	Stagger time.Duration
 	// Linger is how long a group smaller than MinGroup waits for more deliveries before its statement
-	// runs (default 2 ms; MinGroup defaults to 8). A group statement and its commit cost Postgres about
-	// as much as forty of the rows it inserts, so at a moderate rate, where groups were two or three
-	// deliveries each, Postgres spent three times the CPU per delivery it spends under full load. Under
-	// load a group is past MinGroup when it is taken and waits for nothing.
+	// runs (default 2 ms; MinGroup defaults to 8). Each statement and commit has a fixed cost: measured
+	// at 2,000 deliveries/s, groups grew from about 3 to 8 deliveries with the linger and Postgres's CPU
+	// per delivery fell by a quarter. Under load a group is past MinGroup when it is taken and waits
+	// for nothing.
 	Linger   time.Duration
 	MinGroup int
 	// Sizes observes each group's size, Times how long its statement took (nil: not observed).

@@ -25,9 +25,13 @@ func (s *Store) pool() gorm.ConnPool { return s.db.Statement.ConnPool }
 // burst) the planner believes it tiny and scans all of it once per batch, and a prepared statement keeps
 // such a plan.
 func (s *Store) PlanForBatch(ctx context.Context) error {
-	_, err := s.pool().ExecContext(ctx, `SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`)
-	if err != nil {
-		return fmt.Errorf("models: batch planner settings: %w", err)
+	return s.setPlanner(ctx, "batch", `SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`)
+}
+
+// setPlanner applies planner settings to this transaction (SET LOCAL); what names them in an error.
+func (s *Store) setPlanner(ctx context.Context, what, settings string) error {
+	if _, err := s.pool().ExecContext(ctx, settings); err != nil {
+		return fmt.Errorf("models: %s planner settings: %w", what, err)
 	}
 	return nil
 }

@@ -2,13 +2,8 @@ package models
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
-
-	"github.com/leadgate/leadgate/internal/testkit"
 )
 
 // The health alarms read the ages of a workspace's unfinished outbox rows once a minute. However many
@@ -16,15 +11,7 @@ import (
 // row of the workspace.
 func TestHealthReadsOnlyUnfinishedOutboxRows(t *testing.T) {
 	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := Open(ctx, testkit.MigratedDatabase(t), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx, log); err != nil {
-		t.Fatal(err)
-	}
+	st := migratedStore(t)
 	db := st.DB()
 	const delivered = 50000
 	if err := db.Exec(`INSERT INTO outbox (workspace_id, kind, stable_id, payload, status, created_at)
@@ -41,16 +28,7 @@ func TestHealthReadsOnlyUnfinishedOutboxRows(t *testing.T) {
 	if err := db.Raw(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+healthOutboxSQL, 1).Row().Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
-	var out []struct {
-		Plan struct {
-			Hit  int64 `json:"Shared Hit Blocks"`
-			Read int64 `json:"Shared Read Blocks"`
-		} `json:"Plan"`
-	}
-	if err := json.Unmarshal(plan, &out); err != nil || len(out) != 1 {
-		t.Fatalf("plan %s: %v", plan, err)
-	}
-	if pages := out[0].Plan.Hit + out[0].Plan.Read; pages > 20 {
+	if pages := readPlan(t, plan).Pages; pages > 20 {
 		t.Errorf("the health read visited %d pages for 2 unfinished rows among %d, want a few\n%s", pages, delivered, plan)
 	}
 	m, err := st.HealthMeasure(ctx, 1, time.Now(), 1)

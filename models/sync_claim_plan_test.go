@@ -2,14 +2,9 @@ package models
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
-
-	"github.com/leadgate/leadgate/internal/testkit"
 )
 
 // A sync claim reads the items it takes, however long the queue has grown since its statistics were
@@ -18,15 +13,7 @@ import (
 // sorted them all for each claim of twenty (6,839 pages read).
 func TestSyncClaimReadsOnlyTheItemsItTakes(t *testing.T) {
 	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := Open(ctx, testkit.MigratedDatabase(t), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx, log); err != nil {
-		t.Fatal(err)
-	}
+	st := migratedStore(t)
 	db := st.DB()
 	var dest int64
 	if err := db.Raw(`INSERT INTO destinations (workspace_id, name, kind) VALUES (1, 'plan', 'sandbox') RETURNING id`).Scan(&dest).Error; err != nil {
@@ -39,7 +26,7 @@ func TestSyncClaimReadsOnlyTheItemsItTakes(t *testing.T) {
 	}
 	// EXPLAIN ANALYZE runs the claim; rolled back, it leaves the queue as it was.
 	errRollBack := errors.New("roll back")
-	err = st.Tx(ctx, func(tx *Store) error {
+	err := st.Tx(ctx, func(tx *Store) error {
 		if err := tx.planInClaimOrder(ctx); err != nil {
 			return err
 		}
@@ -48,22 +35,12 @@ func TestSyncClaimReadsOnlyTheItemsItTakes(t *testing.T) {
 			60.0, dest, true, AnyLane, AnyLane, 20).Row().Scan(&plan); err != nil {
 			return err
 		}
-		var out []struct {
-			Plan struct {
-				Rows int   `json:"Actual Rows"`
-				Hit  int64 `json:"Shared Hit Blocks"`
-				Read int64 `json:"Shared Read Blocks"`
-			} `json:"Plan"`
-		}
-		if err := json.Unmarshal(plan, &out); err != nil || len(out) != 1 {
-			t.Fatalf("plan %s: %v", plan, err)
-		}
-		p := out[0].Plan
+		p := readPlan(t, plan)
 		if p.Rows != 20 {
 			t.Errorf("claimed %d items, want 20", p.Rows)
 		}
-		if pages := p.Hit + p.Read; pages > 300 {
-			t.Errorf("a claim of 20 read %d pages of a %d-item queue, want about the items it takes\n%s", pages, queued, plan)
+		if p.Pages > 300 {
+			t.Errorf("a claim of 20 read %d pages of a %d-item queue, want about the items it takes\n%s", p.Pages, queued, plan)
 		}
 		return errRollBack
 	})

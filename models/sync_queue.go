@@ -224,10 +224,7 @@ const syncClaimSQL = `UPDATE sync_queue q SET lease_until = now() + make_interva
 // in) the planner believed a destination had two items, took them all through another index and sorted
 // them: 400 ms a claim of 20 at 300,000 queued, against 3 ms in index order.
 func (s *Store) planInClaimOrder(ctx context.Context) error {
-	if _, err := s.pool().ExecContext(ctx, `SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off`); err != nil {
-		return fmt.Errorf("models: claim planner settings: %w", err)
-	}
-	return nil
+	return s.setPlanner(ctx, "claim", `SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off`)
 }
 
 // SyncRenewLease extends the lease of items still claimed (a sender still working on them), so that a

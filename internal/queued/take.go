@@ -1,5 +1,6 @@
 // Package queued holds what leadgate's batching loops share (the group committer, the gate publisher,
-// the enqueue pipeline): each takes the first item, waiting, then whatever else is already queued.
+// the enqueue pipeline): each takes the first item, waiting, then whatever else is already queued or
+// arrives within a short linger.
 package queued
 
 import "time"
@@ -18,8 +19,7 @@ func Take[T any](ch <-chan T, batch []T, max int) []T {
 }
 
 // TakeFor appends to batch what arrives on ch within d, up to max items; it returns early when the
-// batch is full or stop is closed. It serves loops off the answer path, where a few milliseconds of
-// wait turn many small round trips into one.
+// batch is full or stop is closed: a few milliseconds of wait turn many small round trips into one.
 func TakeFor[T any](ch <-chan T, batch []T, max int, d time.Duration, stop <-chan struct{}) []T {
 	batch = Take(ch, batch, max)
 	if len(batch) >= max || d <= 0 {
