@@ -97,31 +97,6 @@ func (s *Store) ObservationsAddAll(ctx context.Context, obs []Observation) error
 	return nil
 }
 
-// OutboxAddAll inserts rows in one statement, skipping any whose stable id
-// exists already (see OutboxAdd).
-func (s *Store) OutboxAddAll(ctx context.Context, rows []OutboxRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	n := len(rows)
-	ws, version := make([]int64, n), make([]int64, n)
-	contact := make([]*string, n)
-	kind, stable, action, payload := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	for i, r := range rows {
-		ws[i], version[i], contact[i], kind[i], stable[i], action[i] = r.WorkspaceID, r.Version, r.ContactID, r.Kind, r.StableID, r.Action
-		payload[i] = rawJSON(r.Payload, "null")
-	}
-	_, err := s.pool().ExecContext(ctx, `INSERT INTO outbox (workspace_id, contact_id, kind, stable_id, version, action, payload)
-		SELECT ws, contact::uuid, kind, stable, version, action, payload::jsonb
-		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
-		AS x(ws, contact, kind, stable, version, action, payload)
-		ON CONFLICT (workspace_id, stable_id) DO NOTHING`, ws, contact, kind, stable, version, action, payload)
-	if err != nil {
-		return fmt.Errorf("models: outbox add %d rows: %w", n, err)
-	}
-	return nil
-}
-
 // pgTextArray renders keys as a Postgres text[] literal.
 func pgTextArray(keys []string) string {
 	var sb strings.Builder

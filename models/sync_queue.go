@@ -157,9 +157,32 @@ const fanOutMarkSQL = `UPDATE outbox o SET status = m.status, sent_at = CASE WHE
 	WHERE o.id = m.id`
 
 func (s *Store) writeFanOut(ctx context.Context, f fanOut) error {
+	if err := s.queueNewest(ctx, f.newest); err != nil {
+		return err
+	}
 	n := len(f.newest)
-	contacts, workspaces, versions, outboxIDs := make([]string, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	ids, workspaces, superseded := make([]int64, n, n+len(f.superseded)), make([]int64, n, n+len(f.superseded)), make([]bool, n, n+len(f.superseded))
 	for i, r := range f.newest {
+		ids[i], workspaces[i] = r.id, r.workspaceID
+	}
+	for _, r := range f.superseded {
+		ids, workspaces, superseded = append(ids, r.id), append(workspaces, r.workspaceID), append(superseded, true)
+	}
+	if _, err := s.pool().ExecContext(ctx, fanOutMarkSQL, ids, workspaces, superseded); err != nil {
+		return fmt.Errorf("mark %d outbox rows: %w", len(ids), err)
+	}
+	return nil
+}
+
+// queueNewest queues each contact's newest crm_upsert row (given in contact order) for every live destination
+// of its workspace and supersedes the contact's queued rows of older versions.
+func (s *Store) queueNewest(ctx context.Context, newest []claimedUpsert) error {
+	n := len(newest)
+	if n == 0 {
+		return nil
+	}
+	contacts, workspaces, versions, outboxIDs := make([]string, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	for i, r := range newest {
 		contacts[i], workspaces[i], versions[i], outboxIDs[i] = r.contactID, r.workspaceID, r.version, r.id
 	}
 	if _, err := s.pool().ExecContext(ctx, fanOutQueueSQL, contacts, workspaces, versions, outboxIDs); err != nil {
@@ -167,13 +190,6 @@ func (s *Store) writeFanOut(ctx context.Context, f fanOut) error {
 	}
 	if _, err := s.pool().ExecContext(ctx, fanOutSupersedeSQL, contacts, versions); err != nil {
 		return fmt.Errorf("supersede older versions: %w", err)
-	}
-	ids, superseded := outboxIDs, make([]bool, n, n+len(f.superseded))
-	for _, r := range f.superseded {
-		ids, workspaces, superseded = append(ids, r.id), append(workspaces, r.workspaceID), append(superseded, true)
-	}
-	if _, err := s.pool().ExecContext(ctx, fanOutMarkSQL, ids, workspaces, superseded); err != nil {
-		return fmt.Errorf("mark %d outbox rows: %w", len(ids), err)
 	}
 	return nil
 }
