@@ -57,7 +57,7 @@ type HealthMeasures struct {
 	OutboxOldest      *float64 // seconds: oldest pending outbox row of any kind
 	DeadLettersOpen   float64
 	DeadLettersOldest *float64 // seconds
-	RejectionRate     *float64 // percent of the last hour's accepted events, nil under minSample
+	RejectionRate     *float64 // percent of the last hour's accepted events (the latest RejectionWindow at most), nil under minSample
 }
 
 // HealthMeasure reads a workspace's health metrics at now. The rejection
@@ -86,8 +86,7 @@ func (s *Store) HealthMeasure(ctx context.Context, workspaceID int64, now time.T
 		Total    int64
 		Rejected int64
 	}
-	if err := db.Raw(`SELECT count(*) AS total, count(*) FILTER (WHERE status = 'rejected') AS rejected
-		FROM events WHERE workspace_id = ? AND received_at > ?`, workspaceID, now.Add(-time.Hour)).Scan(&ev).Error; err != nil {
+	if err := db.Raw(healthRejectionsSQL, workspaceID, now.Add(-time.Hour), RejectionWindow).Scan(&ev).Error; err != nil {
 		return m, fmt.Errorf("models: health rejections: %w", err)
 	}
 	if ev.Total > 0 && ev.Total >= int64(minSample) {
@@ -96,6 +95,16 @@ func (s *Store) HealthMeasure(ctx context.Context, workspaceID int64, now time.T
 	}
 	return m, nil
 }
+
+// RejectionWindow is the most events the rejection rate reads: the rate is over the last hour's events,
+// or over the latest RejectionWindow of them when the hour holds more.
+const RejectionWindow = 10000
+
+// healthRejectionsSQL counts the rejected among the last hour's events, the latest RejectionWindow at most. Counting
+// the whole hour read every event of it once a minute (2.2 s at 317,000 events); the latest 10,000 say
+// as much about the share rejected now, and read in a few milliseconds however busy the hour was.
+const healthRejectionsSQL = `SELECT count(*) AS total, count(*) FILTER (WHERE status = 'rejected') AS rejected FROM (
+		SELECT status FROM events WHERE workspace_id = ? AND received_at > ? ORDER BY received_at DESC LIMIT ?) e`
 
 // healthOutboxSQL reads the ages of a workspace's unfinished outbox rows (outbox_unfinished holds them).
 const healthOutboxSQL = `SELECT min(created_at) FILTER (WHERE kind = 'crm_upsert') AS sync_oldest, min(created_at) AS outbox_oldest

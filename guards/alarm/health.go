@@ -11,7 +11,7 @@ const (
 	MetricOutboxOldest          = "outbox_oldest_seconds"       // age of the oldest pending outbox row
 	MetricDeadLettersOpen       = "dead_letters_open"           // open dead letters
 	MetricDeadLettersOldest     = "dead_letters_oldest_seconds" // age of the oldest open dead letter
-	MetricIngestRejectionRate   = "ingest_rejection_rate"       // % of the last hour's accepted events rejected
+	MetricIngestRejectionRate   = "ingest_rejection_rate"       // % of the last hour's accepted events (the latest 10,000 at most) rejected
 )
 
 // HealthMetric describes one metric.
@@ -30,7 +30,7 @@ var HealthMetrics = []HealthMetric{
 	{MetricOutboxOldest, 1800, "seconds", "warning", "age of the oldest outbox row (CRM writes, side effects, alerts) not yet done"},
 	{MetricDeadLettersOpen, 25, "dead letters", "warning", "open dead letters waiting for review"},
 	{MetricDeadLettersOldest, 86400, "seconds", "warning", "age of the oldest open dead letter"},
-	{MetricIngestRejectionRate, 20, "percent", "warning", "share of the last hour's accepted events rejected as not a lead (at least 20 events)"},
+	{MetricIngestRejectionRate, 20, "percent", "warning", "share of the last hour's accepted events (its latest 10,000 at most) rejected as not a lead (at least 20 events)"},
 }
 
 // HealthMetricByName finds a metric.
