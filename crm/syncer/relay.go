@@ -15,8 +15,10 @@ import (
 // SyncRelay delivers the outbox's crm_upsert intents to every destination of their workspace
 // (DESIGN.md SYNC, issue 4 §6-7):
 //
-//   - FanOut claims pending outbox rows (FOR UPDATE SKIP LOCKED), coalesces them per contact (the newest
-//     version wins, older rows are marked superseded) and queues one item per destination and contact;
+//   - apply queues one item per destination and contact in the transaction that writes a crm_upsert row
+//     (models.Store.OutboxAddAll); FanOut claims the rows other writers leave pending (FOR UPDATE SKIP
+//     LOCKED), coalesces them per contact (the newest version wins, older rows are marked superseded) and
+//     queues them the same way;
 //   - Drain leases due items of one destination in micro-batches (batch_size, capped by the adapter's
 //     MaxBatch), reads each contact's CURRENT state and what the destination last received (remote id,
 //     written values: crm.Contact.Previous), and upserts them; every request passes the destination's
