@@ -11,11 +11,12 @@ import (
 
 	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 func TestEraseContact(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t)
+	st := modelstest.Store(t)
 	email := "erase.me@example.com"
 	now := time.Now().UTC()
 	c := models.Contact{ID: uuid.NewString(), WorkspaceID: 1, Email: &email, Stage: "Discovered", Fields: map[string]string{},

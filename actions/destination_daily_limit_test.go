@@ -7,13 +7,14 @@ import (
 
 	"github.com/leadgate/leadgate/actions"
 	"github.com/leadgate/leadgate/crm/syncer"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 // An account's own daily quota is a setting an operator gives; backfill is paced to it.
 func TestADestinationTakesItsAccountsDailyQuota(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := openStore(t)
+	st := modelstest.Store(t)
 	act := &actions.Destinations{Store: st, Connector: &syncer.Connector{Store: st}}
 	name, kind := "Sandbox", "sandbox"
 	quota := func(n int) *int { return &n }

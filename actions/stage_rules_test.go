@@ -11,11 +11,12 @@ import (
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/lifecycle"
 	"github.com/leadgate/leadgate/lifecycle/apply"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 func TestSaveStageRules(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t)
+	st := modelstest.Store(t)
 	a := actions.StageRules{Store: st}
 
 	bad := lifecycle.DefaultRules()
@@ -53,7 +54,7 @@ func TestSaveStageRules(t *testing.T) {
 // conflict on "version", not a server error.
 func TestSaveStageRulesLosesTheRace(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t)
+	st := modelstest.Store(t)
 	body, err := json.Marshal(lifecycle.DefaultRules())
 	if err != nil {
 		t.Fatal(err)

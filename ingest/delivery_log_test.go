@@ -8,21 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 func deliveryLogStore(t *testing.T) (*models.Store, models.Source) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	if err := st.Migrate(ctx, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
+	st := modelstest.Store(t)
 	src := models.Source{WorkspaceID: 1, Name: "Form", Kind: "hmac", Enabled: true}
 	if err := st.SourceCreate(ctx, &src); err != nil {
 		t.Fatal(err)

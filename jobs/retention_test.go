@@ -12,24 +12,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
-
-func retentionStore(t *testing.T) *models.Store {
-	t.Helper()
-	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := models.Open(ctx, testkit.MigratedDatabase(t), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx, log); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
 
 // seedBacklog inserts n expired idempotency records and n old resolved events
 // with payloads, through SQL so that seeding a large backlog is fast.
@@ -102,7 +87,7 @@ func percentile(lat []time.Duration, p float64) time.Duration {
 func TestRetentionPurgesBacklogWhileIngestRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := retentionStore(t)
+	st := modelstest.Store(t)
 	const backlog = 100_000
 	srcID := seedBacklog(t, st, backlog)
 
@@ -142,7 +127,7 @@ func TestRetentionPurgesBacklogWhileIngestRuns(t *testing.T) {
 func TestRetentionKeepsOpenDeadLettersAndUnresolvedEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := retentionStore(t)
+	st := modelstest.Store(t)
 	srcID := seedBacklog(t, st, 10)
 	db := st.DB()
 	var pendingID, dlEventID string
@@ -178,7 +163,7 @@ func TestRetentionKeepsOpenDeadLettersAndUnresolvedEvents(t *testing.T) {
 func TestRetentionNeverGoesBelowTheSenderRetryHorizon(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := retentionStore(t)
+	st := modelstest.Store(t)
 	srcID := seedBacklog(t, st, 0)
 	st.DB().Exec(`INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id, created_at) VALUES (1, 'recent', gen_random_uuid(), ?, now() - interval '3 days')`, srcID)
 	r := &Retention{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Idempotency: time.Hour}

@@ -16,6 +16,7 @@ import (
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/lifecycle/apply"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 // TestSweepOfALargeBacklogWakesTheDrainersOnceAndReturns: with more stranded events than one page
@@ -24,7 +25,7 @@ import (
 // the backlog lasted: it never returned while more than a page was stranded.)
 func TestSweepOfALargeBacklogWakesTheDrainersOnceAndReturns(t *testing.T) {
 	t.Parallel()
-	st := retentionStore(t)
+	st := modelstest.Store(t)
 	db := st.DB()
 	var srcID int64
 	if err := db.Raw(`INSERT INTO sources (workspace_id, name, kind, token) VALUES (1, 'form', 'token', 'src_sweep') RETURNING id`).Scan(&srcID).Error; err != nil {

@@ -10,7 +10,8 @@ import (
 	"github.com/leadgate/leadgate/internal/testkit"
 )
 
-// migratedStore opens a store on a new migrated database of its own.
+// migratedStore opens a store on a new migrated database of its own: modelstest.Store for the tests
+// inside this package, which cannot import modelstest (it imports models).
 func migratedStore(t *testing.T) *Store {
 	t.Helper()
 	ctx := context.Background()

@@ -2,28 +2,18 @@ package models_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/leadgate/leadgate/internal/secretbox"
-	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 // TestSecretsResealMovesEverySecretToTheNewKey is `leadgate secrets rotate`:
 // afterwards every stored secret opens with the new key and none with the old.
 func TestSecretsResealMovesEverySecretToTheNewKey(t *testing.T) {
 	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := models.Open(ctx, testkit.MigratedDatabase(t), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx, log); err != nil {
-		t.Fatal(err)
-	}
+	st := modelstest.Store(t)
 	oldBox, _ := secretbox.New("the-old-secret-key-0123")
 	newBox, _ := secretbox.New("the-new-secret-key-4567")
 	secrets := []string{"whsec_one", "whsec_two"}

@@ -2,7 +2,6 @@ package sandbox_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -13,19 +12,13 @@ import (
 	"github.com/leadgate/leadgate/crm/sandbox"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 func newSandbox(t *testing.T, opts sandbox.Options) (*sandbox.Sandbox, *models.Store) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	if err := store.Migrate(ctx, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
+	store := modelstest.Store(t)
 	d := models.Destination{WorkspaceID: 1, Name: "Sandbox", Kind: "sandbox", BatchSize: 20, Enabled: true}
 	if err := store.DestinationCreate(ctx, &d); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leadgate/leadgate/guards/alarm"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 // officeHours stores the synthetic history of a form that sends 14 leads an
@@ -47,7 +48,7 @@ func (b *bundle) silenceAt(t *testing.T, at time.Time) models.SilenceAlarm {
 }
 
 func TestLearnedSilenceRule(t *testing.T) {
-	store := newStore(t)
+	store := modelstest.Store(t)
 	historyStart := time.Date(2026, 10, 27, 0, 0, 0, 0, time.UTC) // a Tuesday, four weeks before the checks
 
 	t.Run("fires on an unusually quiet weekday hour", func(t *testing.T) {

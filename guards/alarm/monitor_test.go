@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -16,23 +15,9 @@ import (
 
 	"github.com/leadgate/leadgate/guards/alarm"
 	"github.com/leadgate/leadgate/guards/alert"
-	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
-
-func newStore(t *testing.T) *models.Store {
-	t.Helper()
-	ctx := context.Background()
-	st, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
 
 // bundle is one subtest's workspace, source and clock.
 type bundle struct {
@@ -99,7 +84,7 @@ func (b *bundle) checkHealth(t *testing.T) {
 }
 
 func TestMonitor(t *testing.T) {
-	store := newStore(t)
+	store := modelstest.Store(t)
 	t.Run("HealthAlarmsFireOnceAndRecover", func(t *testing.T) { testHealth(t, store) })
 	t.Run("SilenceThroughPostgres", func(t *testing.T) { testSilence(t, store) })
 	t.Run("DeadmanNoticesMissedTicks", func(t *testing.T) { testDeadman(t, store) })

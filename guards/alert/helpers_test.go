@@ -5,15 +5,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"log/slog"
 	"net/http/httptest"
 	"net/netip"
-	"testing"
 	"time"
 
 	"github.com/leadgate/leadgate/guards/alert"
-	"github.com/leadgate/leadgate/internal/testkit"
-	"github.com/leadgate/leadgate/models"
 )
 
 // fakeResolver answers from a table, like a DNS server the attacker controls.
@@ -43,20 +39,6 @@ func trusting(srv *httptest.Server) *tls.Config {
 func localGuard(srv *httptest.Server, allowed ...string) *alert.Guard {
 	return &alert.Guard{AllowedHosts: append([]string{"127.0.0.1"}, allowed...), TLS: trusting(srv), Timeout: 5 * time.Second,
 		Resolver: fakeResolver{}}
-}
-
-func newStore(t *testing.T) *models.Store {
-	t.Helper()
-	ctx := context.Background()
-	st, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	return st
 }
 
 func message(action string) alert.Message {

@@ -13,6 +13,7 @@ import (
 	"github.com/leadgate/leadgate/guards/alert"
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 // hookFake is a generic webhook receiver whose answers the test scripts per path.
@@ -47,7 +48,7 @@ func (f *hookFake) count(path string) int {
 }
 
 func TestRelay(t *testing.T) {
-	store := newStore(t)
+	store := modelstest.Store(t)
 	t.Run("DeliversOncePerChannelWithRetries", func(t *testing.T) { testRelayDeliversOncePerChannelWithRetries(t, store) })
 	t.Run("DeadLettersWhatCannotBeDelivered", func(t *testing.T) { testRelayDeadLettersWhatCannotBeDelivered(t, store) })
 	t.Run("SkipsAndSuppresses", func(t *testing.T) { testRelaySkipsAndSuppresses(t, store) })

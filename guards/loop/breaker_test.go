@@ -9,11 +9,12 @@ import (
 
 	"github.com/leadgate/leadgate/guards/loop"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 func TestBreaker(t *testing.T) {
 	ctx := context.Background()
-	store, rdb := newStore(t), newRedis(t)
+	store, rdb := modelstest.Store(t), newRedis(t)
 	clock := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	b := &loop.Breaker{Redis: rdb, Store: store, Now: func() time.Time { return clock }}
 	ws, _ := store.WorkspaceBySlug(ctx, "default")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"github.com/leadgate/leadgate/internal/secretbox"
 	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 // fakeCRM keeps contacts and, like a CRM with a webhook subscription and
@@ -200,20 +200,6 @@ func newRedis(t *testing.T) *redis.Client {
 	return c
 }
 
-func newStore(t *testing.T) *models.Store {
-	t.Helper()
-	ctx := context.Background()
-	st, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 // TestPingPong: leadgate and a fake CRM whose webhooks echo every update
 // (and whose workflow edits the record again on every update). Echoes are
 // suppressed; the workflow's loop is held after at most 3 CRM writes for
@@ -221,7 +207,7 @@ func newStore(t *testing.T) *models.Store {
 // another contact is applied.
 func TestPingPong(t *testing.T) {
 	ctx := context.Background()
-	store, rdb := newStore(t), newRedis(t)
+	store, rdb := modelstest.Store(t), newRedis(t)
 	clock := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
 	crm := &fakeCRM{contacts: map[string]map[string]string{}, writes: map[string]int{}, workflow: true, now: now}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,9 +12,9 @@ import (
 
 	"github.com/leadgate/leadgate/internal/egress"
 	"github.com/leadgate/leadgate/internal/secretbox"
-	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/lifecycle/hydrate"
 	"github.com/leadgate/leadgate/models"
+	"github.com/leadgate/leadgate/models/modelstest"
 )
 
 // graphFake serves GET /{leadgen-id}?access_token=…&fields=… as the Graph API does, with its error shape.
@@ -66,15 +65,7 @@ func hubspotFake(t *testing.T, token string) *httptest.Server {
 
 func newService(t *testing.T) (*hydrate.Service, *models.Store, *secretbox.Box) {
 	t.Helper()
-	ctx := context.Background()
-	store, err := models.Open(ctx, testkit.MigratedDatabase(t), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	if err := store.Migrate(ctx, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
+	store := modelstest.Store(t)
 	box, _ := secretbox.New("test key")
 	// The provider fakes listen on 127.0.0.1, which the SSRF guard refuses unless allowed.
 	return &hydrate.Service{Store: store, Box: box, Egress: egress.Outbound([]string{"127.0.0.1"})}, store, box
