@@ -121,3 +121,30 @@ func checkNormalized(t *testing.T, it Item, region string) {
 		}
 	}
 }
+
+// FuzzMembersFindWhatGetFinds checks that reading an object's members once finds, for every name the
+// default mapping reads, the same value gjson's Get finds: repeated, escaped and nested names included.
+func FuzzMembersFindWhatGetFinds(f *testing.F) {
+	f.Add(`{"email":"a@b.co","email":"b@b.co","ph\u006fne":"1","fields":{"email":"x"}}`)
+	f.Add(`{"utm_source":null,"name":"A B","type":1.5e3,"consent":true}`)
+	f.Add(`{}`)
+	f.Add(`[{"email":"a@b.co"}]`)
+	f.Add(`"email"`)
+	names := []string{"event_type", "eventType", "event", "type", "occurred_at", "occurredAt", "timestamp",
+		"created_at", "email", "email_address", "phone", "phone_number", "mobile", "first_name", "firstName",
+		"last_name", "lastName", "full_name", "fullName", "name", "company", "company_name", "companyName",
+		"target_stage", "current_stage", "fields", "phone_verified", "consent", "attribution", "utm_source"}
+	f.Fuzz(func(t *testing.T, body string) {
+		if !json.Valid([]byte(body)) {
+			return
+		}
+		doc := gjson.Parse(body)
+		ms := readMembers(doc)
+		for _, name := range names {
+			want, got := doc.Get(name), ms.get(name)
+			if got.Raw != want.Raw || got.Type != want.Type {
+				t.Fatalf("%q in %s: members found %q, Get %q", name, body, got.Raw, want.Raw)
+			}
+		}
+	})
+}

@@ -610,3 +610,24 @@ func BenchmarkMapGeneric(b *testing.B) {
 		}
 	}
 }
+
+// The default mapping reads a payload's members the way a path lookup would: a name given twice counts
+// by its first occurrence (even when that one is blank), an escaped name is its unescaped self, and a
+// top-level attribution key fills in only what the attribution object left out.
+func TestTheDefaultMappingReadsMembersAsAPathLookupWould(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"email":"","email":"second@example.com","email_address":"alt@example.com",
+		"ph\u006fne":"+1 415 555 0134","first_name":"Ann","first_name":"Bea",
+		"attribution":{"utm_source":"object"},"utm_source":"top","utm_medium":"","utm_medium":"cpc"}`)
+	items, err := Map("token", Overrides{}, jsonCT, nil, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkItems(t, items, []want{{
+		Email: "alt@example.com", Phone: "+1 415 555 0134", FirstName: "Ann",
+		Attribution: map[string]any{"utm_source": "object", "utm_medium": "cpc"},
+	}})
+	if got := items[0].Attribution; len(got) != 2 {
+		t.Errorf("attribution = %v, want utm_source from the object and utm_medium from its non-blank occurrence", got)
+	}
+}

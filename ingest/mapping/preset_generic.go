@@ -60,33 +60,75 @@ func genericDeliveryID(p payload) string {
 // and the common variants senders use: name/full_name split into first/last, camelCase names,
 // top-level utm_* and click ids as attribution, top-level phone_verified and consent as fields.
 func genericItem(doc gjson.Result) Item {
+	top := readMembers(doc)
 	it := newItem()
-	it.EventType = firstText(doc.Get("event_type"), doc.Get("eventType"), doc.Get("event"), doc.Get("type"))
-	it.OccurredAt = parseTime(firstPresent(doc, "occurred_at", "occurredAt", "timestamp", "created_at"))
-	it.Email = firstText(doc.Get("email"), doc.Get("email_address"))
-	it.Phone = firstText(doc.Get("phone"), doc.Get("phone_number"), doc.Get("mobile"))
-	it.FirstName = firstText(doc.Get("first_name"), doc.Get("firstName"))
-	it.LastName = firstText(doc.Get("last_name"), doc.Get("lastName"))
-	fillName(&it, firstText(doc.Get("full_name"), doc.Get("fullName"), doc.Get("name")))
-	it.Company = firstText(doc.Get("company"), doc.Get("company_name"), doc.Get("companyName"))
-	it.TargetStage = text(doc.Get("target_stage"))
-	it.CurrentStage = text(doc.Get("current_stage"))
-	mergeObject(it.Fields, doc.Get("fields"))
+	it.EventType = firstText(top.get("event_type"), top.get("eventType"), top.get("event"), top.get("type"))
+	it.OccurredAt = parseTime(top.firstPresent("occurred_at", "occurredAt", "timestamp", "created_at"))
+	it.Email = firstText(top.get("email"), top.get("email_address"))
+	it.Phone = firstText(top.get("phone"), top.get("phone_number"), top.get("mobile"))
+	it.FirstName = firstText(top.get("first_name"), top.get("firstName"))
+	it.LastName = firstText(top.get("last_name"), top.get("lastName"))
+	fillName(&it, firstText(top.get("full_name"), top.get("fullName"), top.get("name")))
+	it.Company = firstText(top.get("company"), top.get("company_name"), top.get("companyName"))
+	it.TargetStage = text(top.get("target_stage"))
+	it.CurrentStage = text(top.get("current_stage"))
+	mergeObject(it.Fields, top.get("fields"))
 	for _, k := range []string{"phone_verified", "consent"} {
 		if _, set := it.Fields[k]; !set {
-			putValue(it.Fields, k, doc.Get(k))
+			putValue(it.Fields, k, top.get(k))
 		}
 	}
-	mergeObject(it.Attribution, doc.Get("attribution"))
-	doc.ForEach(func(k, v gjson.Result) bool {
-		if key := k.String(); isAttributionKey(key) {
-			if _, set := it.Attribution[key]; !set {
-				putValue(it.Attribution, key, v)
+	mergeObject(it.Attribution, top.get("attribution"))
+	for _, m := range top {
+		if isAttributionKey(m.key) {
+			if _, set := it.Attribution[m.key]; !set {
+				putValue(it.Attribution, m.key, m.value)
 			}
 		}
+	}
+	return it
+}
+
+// members are an object's members in document order. A payload has a dozen or so, and finding each of
+// the thirty-odd names the default mapping reads among them is cheaper than a gjson Get per name, which
+// scans the document from its start every time.
+type members []member
+
+type member struct {
+	key   string
+	value gjson.Result
+}
+
+func readMembers(doc gjson.Result) members {
+	if !doc.IsObject() {
+		return nil
+	}
+	ms := make(members, 0, 16)
+	doc.ForEach(func(k, v gjson.Result) bool {
+		ms = append(ms, member{k.String(), v})
 		return true
 	})
-	return it
+	return ms
+}
+
+// get is the value of the first member named key, as gjson's Get finds it.
+func (ms members) get(key string) gjson.Result {
+	for _, m := range ms {
+		if m.key == key {
+			return m.value
+		}
+	}
+	return gjson.Result{}
+}
+
+// firstPresent is the first of keys that ms has with a non-null value.
+func (ms members) firstPresent(keys ...string) gjson.Result {
+	for _, k := range keys {
+		if r := ms.get(k); r.Exists() && r.Type != gjson.Null {
+			return r
+		}
+	}
+	return gjson.Result{}
 }
 
 // firstPresent is the first of keys that doc has with a non-null value.
