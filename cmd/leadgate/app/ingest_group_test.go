@@ -140,8 +140,9 @@ func eventView(e models.Event) map[string]string {
 		"rule_overrides": string(e.RuleOverrides), "reason": e.Reason, "attempts": fmt.Sprint(e.Attempts)}
 }
 
-// TestGroupCommitIsolatesABadDelivery: when the database refuses one item of a group (here a source that
-// does not exist), the others are still stored and answered, and only that item gets the error.
+// TestGroupCommitIsolatesABadDelivery: when the database refuses one item of a group (here an event
+// marked applied with no identity, which a check constraint refuses), the others are still stored and
+// answered, and only that item gets the error.
 func TestGroupCommitIsolatesABadDelivery(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, opts{})
@@ -154,7 +155,9 @@ func TestGroupCommitIsolatesABadDelivery(t *testing.T) {
 	for i := range items {
 		items[i] = groupItem(ws, src.ID, fmt.Sprintf("p:iso-%d", i), fmt.Sprintf("iso%d@example.com", i))
 	}
-	items[7].Event.SourceID = 999999 // violates events.source_id's foreign key
+	items[7].Event.Status = models.EventApplied // applied with no email, no phone and a hydration:
+	items[7].Event.Email = nil                  // events_applied_with_identity refuses it
+	items[7].Event.Hydration = json.RawMessage(`{"provider":"stripe","id":"cs_1"}`)
 	errs := make([]error, len(items))
 	results := make([]models.IngestResult, len(items))
 	var wg sync.WaitGroup
@@ -169,7 +172,7 @@ func TestGroupCommitIsolatesABadDelivery(t *testing.T) {
 	for i := range items {
 		switch {
 		case i == 7 && errs[i] == nil:
-			t.Errorf("item 7 (unknown source) was stored: %+v", results[i])
+			t.Errorf("item 7 (applied without an identity) was stored: %+v", results[i])
 		case i != 7 && errs[i] != nil:
 			t.Errorf("item %d failed with its group: %v", i, errs[i])
 		case i != 7 && (results[i].EventID != items[i].Event.ID || results[i].Duplicate):
