@@ -123,18 +123,18 @@ func (ms members) get(key string) gjson.Result {
 
 // firstPresent is the first of keys that ms has with a non-null value.
 func (ms members) firstPresent(keys ...string) gjson.Result {
-	for _, k := range keys {
-		if r := ms.get(k); r.Exists() && r.Type != gjson.Null {
-			return r
-		}
-	}
-	return gjson.Result{}
+	return firstPresentBy(ms.get, keys)
 }
 
 // firstPresent is the first of keys that doc has with a non-null value.
 func firstPresent(doc gjson.Result, keys ...string) gjson.Result {
+	return firstPresentBy(doc.Get, keys)
+}
+
+// firstPresentBy is the first of keys that get finds with a non-null value.
+func firstPresentBy(get func(string) gjson.Result, keys []string) gjson.Result {
 	for _, k := range keys {
-		if r := doc.Get(k); r.Exists() && r.Type != gjson.Null {
+		if r := get(k); r.Exists() && r.Type != gjson.Null {
 			return r
 		}
 	}

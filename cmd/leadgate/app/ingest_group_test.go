@@ -155,8 +155,9 @@ func TestGroupCommitIsolatesABadDelivery(t *testing.T) {
 	for i := range items {
 		items[i] = groupItem(ws, src.ID, fmt.Sprintf("p:iso-%d", i), fmt.Sprintf("iso%d@example.com", i))
 	}
-	items[7].Event.Status = models.EventApplied // applied with no email, no phone and a hydration:
-	items[7].Event.Email = nil                  // events_applied_with_identity refuses it
+	// Applied with no email, no phone and a hydration: events_applied_with_identity refuses it.
+	items[7].Event.Status = models.EventApplied
+	items[7].Event.Email = nil
 	items[7].Event.Hydration = json.RawMessage(`{"provider":"stripe","id":"cs_1"}`)
 	errs := make([]error, len(items))
 	results := make([]models.IngestResult, len(items))
