@@ -35,7 +35,8 @@ type GroupCommit struct {
 	// runs (default 2 ms; MinGroup defaults to 8). Each statement and commit has a fixed cost: measured
 	// at 2,000 deliveries/s, groups grew from about 3 to 8 deliveries with the linger and Postgres's CPU
 	// per delivery fell by a quarter. Under load a group is past MinGroup when it is taken and waits
-	// for nothing.
+	// for nothing. The linger counts from the oldest delivery's arrival: one that already waited
+	// behind the statement in flight has lingered, and does not wait again.
 	Linger   time.Duration
 	MinGroup int
 	// Sizes observes each group's size, Times how long its statement took (nil: not observed).
@@ -44,6 +45,8 @@ type GroupCommit struct {
 	// cancel the group for the others. A group past it counts as Postgres being away: its deliveries are
 	// spooled, and so are the next ones until Postgres answers a probe again.
 	Timeout time.Duration
+	// Now reads the clock the linger counts on (nil: time.Now).
+	Now func() time.Time
 
 	once sync.Once
 	reqs chan groupRequest
@@ -53,8 +56,9 @@ type GroupCommit struct {
 }
 
 type groupRequest struct {
-	item models.IngestItem
-	done chan groupAnswer // buffered: a committer never blocks on a sender that left
+	item     models.IngestItem
+	queuedAt time.Time
+	done     chan groupAnswer // buffered: a committer never blocks on a sender that left
 }
 
 type groupAnswer struct {
@@ -88,6 +92,9 @@ func (g *GroupCommit) start() {
 		if g.MinGroup <= 0 {
 			g.MinGroup = 8
 		}
+		if g.Now == nil {
+			g.Now = time.Now
+		}
 		g.reqs = make(chan groupRequest, g.MaxGroup*g.Committers)
 		g.turn = make(chan struct{}, 1)
 		g.turn <- struct{}{}
@@ -116,7 +123,7 @@ func (g *GroupCommit) Close() {
 // its context's error; the item may still be committed, which a retry then finds as a duplicate.
 func (g *GroupCommit) Commit(ctx context.Context, item models.IngestItem) (models.IngestResult, models.IngestItem, error) {
 	g.start()
-	req := groupRequest{item: item, done: make(chan groupAnswer, 1)}
+	req := groupRequest{item: item, queuedAt: g.Now(), done: make(chan groupAnswer, 1)}
 	select {
 	case g.reqs <- req:
 	case <-ctx.Done():
@@ -148,7 +155,8 @@ func (g *GroupCommit) commitLoop(ctx context.Context) {
 		case r := <-g.reqs:
 			group = append(group, r)
 		}
-		group = queued.TakeFor(g.reqs, group, min(g.MinGroup, g.MaxGroup), g.Linger, ctx.Done())
+		linger := g.Linger - g.Now().Sub(group[0].queuedAt)
+		group = queued.TakeFor(g.reqs, group, min(g.MinGroup, g.MaxGroup), linger, ctx.Done())
 		group = queued.Take(g.reqs, group, g.MaxGroup)
 		var pass sync.Once
 		passTurn := func() { pass.Do(func() { g.turn <- struct{}{} }) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leadgate/leadgate/ingest"
+	"github.com/leadgate/leadgate/internal/testkit"
 	"github.com/leadgate/leadgate/models"
 )
 
@@ -334,6 +336,69 @@ func TestDeliveriesArrivingWithinTheLingerShareAGroup(t *testing.T) {
 	}
 	if got := h.inboxCount(); got != 7 {
 		t.Fatalf("inbox holds %d events, want 7", got)
+	}
+}
+
+// The linger counts from a delivery's arrival: one that already waited behind the statement in flight
+// for longer than the linger leaves in the next group without lingering again. Here the first group's
+// statement waits on a key another transaction holds while the clock moves on an hour, the linger; the
+// delivery queued behind it is then stored at once instead of an hour later.
+func TestADeliveryThatWaitedBehindAStatementDoesNotLingerAgain(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, opts{})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	ws := h.wsID()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	var clock atomic.Int64 // seconds since the Unix epoch
+	clock.Store(time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC).Unix())
+	var reads atomic.Int32
+	now := func() time.Time { reads.Add(1); return time.Unix(clock.Load(), 0) }
+	g := &ingest.GroupCommit{Store: h.store, Log: testLogger(), Committers: 1, Linger: time.Hour, MinGroup: 2,
+		Stagger: time.Hour, Now: now}
+	defer g.Close()
+
+	holder := h.store.DB().WithContext(ctx).Begin()
+	defer holder.Rollback()
+	if err := holder.Exec(`INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id) VALUES (?, 'p:held', ?, ?)`,
+		ws, uuid.Must(uuid.NewV7()).String(), src.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	var first sync.WaitGroup
+	firstErrs := make([]error, 2)
+	for i, key := range []string{"p:held", "p:beside-held"} {
+		first.Go(func() {
+			_, _, firstErrs[i] = g.Commit(ctx, groupItem(ws, src.ID, key, fmt.Sprintf("first%d@example.com", i)))
+		})
+	}
+	testkit.Eventually(t, 10*time.Second, "the first group's statement never waited on the held key", func() bool {
+		var waiting int64
+		h.store.DB().Raw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return waiting > 0
+	})
+	queuedReads := reads.Load()
+	late := make(chan error, 1)
+	go func() {
+		_, _, err := g.Commit(ctx, groupItem(ws, src.ID, "p:late", "late@example.com"))
+		late <- err
+	}()
+	testkit.Eventually(t, 10*time.Second, "the late delivery was never queued", func() bool { return reads.Load() > queuedReads })
+	clock.Add(int64(time.Hour / time.Second))
+	if err := holder.Rollback().Error; err != nil {
+		t.Fatal(err)
+	}
+	first.Wait()
+	for i, err := range firstErrs {
+		if err != nil {
+			t.Fatalf("first group, delivery %d: %v", i, err)
+		}
+	}
+	if err := <-late; err != nil {
+		t.Fatalf("the delivery that waited an hour behind the first group lingered again: %v", err)
+	}
+	if got := h.inboxCount(); got != 3 {
+		t.Fatalf("inbox holds %d events, want 3", got)
 	}
 }
 
