@@ -58,7 +58,7 @@ func Phone(raw, defaultRegion string) Value {
 	if err != nil {
 		return invalid(raw, "not a phone number: "+err.Error())
 	}
-	if !phonenumbers.IsValidNumber(num) {
+	if !isValid(num, region) {
 		return invalid(raw, "not a valid number")
 	}
 	e164 := phonenumbers.Format(num, phonenumbers.E164)
@@ -68,6 +68,18 @@ func Phone(raw, defaultRegion string) Value {
 		return invalid(raw, "longer than an international (E.164) number can be")
 	}
 	return Value{Value: e164, Raw: raw, Valid: true}
+}
+
+// isValid is phonenumbers.IsValidNumber(num), checking the default region first when it is the main
+// region of the number's calling code (the United States for +1). IsValidNumber first finds the number's
+// region among all those sharing its code, which for +1 means testing it against the United States'
+// patterns, then tests it again against that region's; a number valid in the main region is found there
+// first, so one test answers for it. Anything else takes the full check.
+func isValid(num *phonenumbers.PhoneNumber, region string) bool {
+	if phonenumbers.GetRegionCodeForCountryCode(int(num.GetCountryCode())) == region && phonenumbers.IsValidNumberForRegion(num, region) {
+		return true
+	}
+	return phonenumbers.IsValidNumber(num)
 }
 
 // e164MaxDigits is E.164's limit on the digits of an international number, country code included.
