@@ -8,72 +8,111 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// groupRow is one event of a group commit, as read by jsonb_to_recordset.
-type groupRow struct {
-	ID             string          `json:"id"`
-	WorkspaceID    int64           `json:"workspace_id"`
-	SourceID       int64           `json:"source_id"`
-	IdempotencyKey string          `json:"idempotency_key"`
-	EventType      string          `json:"event_type"`
-	Channel        string          `json:"channel"`
-	OccurredAt     time.Time       `json:"occurred_at"`
-	ReceivedAt     time.Time       `json:"received_at"`
-	Email          *string         `json:"email"`
-	EmailRaw       *string         `json:"email_raw"`
-	EmailProblem   *string         `json:"email_problem"`
-	Phone          *string         `json:"phone"`
-	PhoneRaw       *string         `json:"phone_raw"`
-	PhoneProblem   *string         `json:"phone_problem"`
-	FirstName      *string         `json:"first_name"`
-	LastName       *string         `json:"last_name"`
-	Company        *string         `json:"company"`
-	TargetStage    *string         `json:"target_stage"`
-	CurrentStage   *string         `json:"current_stage"`
-	Fields         json.RawMessage `json:"fields"`
-	Attribution    json.RawMessage `json:"attribution"`
-	Hydration      json.RawMessage `json:"hydration"`
-	RuleOverrides  json.RawMessage `json:"rule_overrides"`
-	Payload        json.RawMessage `json:"payload"`
-	ContentType    string          `json:"content_type"`
-	Status         string          `json:"status"`
-	Reason         string          `json:"reason"`
-	Attempts       int             `json:"attempts"`
-	ProcessedAt    *time.Time      `json:"processed_at"`
-	Spooled        bool            `json:"spooled"`
+// groupColumns are a group's events column by column, the parameters of ingestGroupSQL: pgx sends each as
+// one binary array, so neither side builds or parses a JSON document of the group, and timestamps and
+// numbers travel without a text round trip. JSON columns travel as text and Postgres parses them.
+type groupColumns struct {
+	id, idempotencyKey, eventType, channel, contentType, status, reason []string
+	workspaceID, sourceID                                               []int64
+	occurredAt, receivedAt                                              []time.Time
+	email, emailRaw, emailProblem, phone, phoneRaw, phoneProblem        []*string
+	firstName, lastName, company, targetStage, currentStage             []*string
+	fields, attribution, hydration, ruleOverrides, payload              []*string
+	attempts                                                            []int32
+	processedAt                                                         []*time.Time
+	spooled                                                             []bool
 }
 
-const groupColumns = `id uuid, workspace_id bigint, source_id bigint, idempotency_key text, event_type text, channel text,
-	occurred_at timestamptz, received_at timestamptz, email text, email_raw text, email_problem text, phone text,
-	phone_raw text, phone_problem text, first_name text, last_name text, company text, target_stage text,
-	current_stage text, fields jsonb, attribution jsonb, hydration jsonb, rule_overrides jsonb, payload jsonb,
-	content_type text, status text, reason text, attempts int, processed_at timestamptz, spooled boolean`
+func newGroupColumns(n int) *groupColumns {
+	strs := func() []string { return make([]string, 0, n) }
+	ptrs := func() []*string { return make([]*string, 0, n) }
+	return &groupColumns{
+		id: strs(), idempotencyKey: strs(), eventType: strs(), channel: strs(), contentType: strs(), status: strs(), reason: strs(),
+		workspaceID: make([]int64, 0, n), sourceID: make([]int64, 0, n),
+		occurredAt: make([]time.Time, 0, n), receivedAt: make([]time.Time, 0, n),
+		email: ptrs(), emailRaw: ptrs(), emailProblem: ptrs(), phone: ptrs(), phoneRaw: ptrs(), phoneProblem: ptrs(),
+		firstName: ptrs(), lastName: ptrs(), company: ptrs(), targetStage: ptrs(), currentStage: ptrs(),
+		fields: ptrs(), attribution: ptrs(), hydration: ptrs(), ruleOverrides: ptrs(), payload: ptrs(),
+		attempts: make([]int32, 0, n), processedAt: make([]*time.Time, 0, n), spooled: make([]bool, 0, n),
+	}
+}
+
+func (c *groupColumns) add(ev *Event, key string) {
+	c.id = append(c.id, ev.ID)
+	c.workspaceID = append(c.workspaceID, ev.WorkspaceID)
+	c.sourceID = append(c.sourceID, ev.SourceID)
+	c.idempotencyKey = append(c.idempotencyKey, key)
+	c.eventType = append(c.eventType, ev.EventType)
+	c.channel = append(c.channel, ev.Channel)
+	c.occurredAt = append(c.occurredAt, ev.OccurredAt)
+	c.receivedAt = append(c.receivedAt, ev.ReceivedAt)
+	c.email = append(c.email, ev.Email)
+	c.emailRaw = append(c.emailRaw, ev.EmailRaw)
+	c.emailProblem = append(c.emailProblem, ev.EmailProblem)
+	c.phone = append(c.phone, ev.Phone)
+	c.phoneRaw = append(c.phoneRaw, ev.PhoneRaw)
+	c.phoneProblem = append(c.phoneProblem, ev.PhoneProblem)
+	c.firstName = append(c.firstName, ev.FirstName)
+	c.lastName = append(c.lastName, ev.LastName)
+	c.company = append(c.company, ev.Company)
+	c.targetStage = append(c.targetStage, ev.TargetStage)
+	c.currentStage = append(c.currentStage, ev.CurrentStage)
+	c.fields = append(c.fields, jsonText(ev.Fields, "{}"))
+	c.attribution = append(c.attribution, jsonText(ev.Attribution, "{}"))
+	c.hydration = append(c.hydration, jsonText(ev.Hydration, ""))
+	c.ruleOverrides = append(c.ruleOverrides, jsonText(ev.RuleOverrides, ""))
+	c.payload = append(c.payload, jsonText(ev.Payload, ""))
+	c.contentType = append(c.contentType, ev.ContentType)
+	c.status = append(c.status, ev.Status)
+	c.reason = append(c.reason, ev.Reason)
+	c.attempts = append(c.attempts, int32(ev.Attempts))
+	c.processedAt = append(c.processedAt, ev.ProcessedAt)
+	c.spooled = append(c.spooled, ev.Spooled)
+}
+
+// args are ingestGroupSQL's parameters, in its order.
+func (c *groupColumns) args() []any {
+	return []any{c.id, c.workspaceID, c.sourceID, c.idempotencyKey, c.eventType, c.channel, c.occurredAt, c.receivedAt,
+		c.email, c.emailRaw, c.emailProblem, c.phone, c.phoneRaw, c.phoneProblem, c.firstName, c.lastName, c.company,
+		c.targetStage, c.currentStage, c.fields, c.attribution, c.hydration, c.ruleOverrides, c.payload, c.contentType,
+		c.status, c.reason, c.attempts, c.processedAt, c.spooled}
+}
 
 // The group statements read their results from the connection directly: GORM's Scan renders every
-// statement with its arguments as text for its logger (ExplainSQL) even when logging is off (~8 KB and a
-// regexp pass per delivery with a group's JSON document), and Find reflects over each row.
+// statement with its arguments as text for its logger (ExplainSQL) even when logging is off, and Find
+// reflects over each row.
 
 // ingestGroupSQL claims every key and inserts the events whose claim won, in one statement: one round trip
 // and one commit for the whole group. Keys are claimed in (workspace, key) order so that two groups racing
 // on the same keys (two replicas) wait on each other in the same order instead of deadlocking; a key that
 // appears twice in one group is claimed by its first row only.
 const ingestGroupSQL = `WITH input AS (
-		SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(` + groupColumns + `)
+		SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+			$8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[],
+			$17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[],
+			$26::text[], $27::text[], $28::int[], $29::timestamptz[], $30::boolean[])
+		AS x(id, workspace_id, source_id, idempotency_key, event_type, channel, occurred_at, received_at, email, email_raw,
+			email_problem, phone, phone_raw, phone_problem, first_name, last_name, company, target_stage, current_stage, fields,
+			attribution, hydration, rule_overrides, payload, content_type, status, reason, attempts, processed_at, spooled)
 	), claim AS (
 		INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id)
-		SELECT workspace_id, idempotency_key, id, source_id FROM input ORDER BY workspace_id, idempotency_key, id
+		SELECT workspace_id, idempotency_key, id::uuid, source_id FROM input ORDER BY workspace_id, idempotency_key, id
 		ON CONFLICT DO NOTHING RETURNING event_id
 	), ins AS (
 		INSERT INTO events (id, workspace_id, source_id, idempotency_key, event_type, channel, occurred_at, received_at,
 			email, email_raw, email_problem, phone, phone_raw, phone_problem, first_name, last_name, company,
 			target_stage, current_stage, fields, attribution, hydration, rule_overrides, payload, content_type,
 			status, reason, attempts, processed_at, spooled)
-		SELECT i.id, i.workspace_id, i.source_id, i.idempotency_key, i.event_type, i.channel, i.occurred_at, i.received_at,
+		SELECT c.event_id, i.workspace_id, i.source_id, i.idempotency_key, i.event_type, i.channel, i.occurred_at, i.received_at,
 			i.email, i.email_raw, i.email_problem, i.phone, i.phone_raw, i.phone_problem, i.first_name, i.last_name, i.company,
-			i.target_stage, i.current_stage, COALESCE(i.fields, '{}'::jsonb), COALESCE(i.attribution, '{}'::jsonb), i.hydration,
-			i.rule_overrides, i.payload, i.content_type, i.status, i.reason, i.attempts, i.processed_at, i.spooled
-		FROM input i JOIN claim c ON c.event_id = i.id
+			i.target_stage, i.current_stage, i.fields::jsonb, i.attribution::jsonb,
+			i.hydration::jsonb, i.rule_overrides::jsonb, i.payload::jsonb, i.content_type, i.status, i.reason, i.attempts,
+			i.processed_at, i.spooled
+		FROM input i JOIN claim c ON c.event_id = i.id::uuid
 		RETURNING id
 	)
 	SELECT id::text FROM ins`
@@ -88,8 +127,8 @@ const ingestGroupDuplicatesSQL = `WITH d AS (
 	FROM d WHERE k.workspace_id = d.workspace_id AND k.key = d.key
 	RETURNING k.workspace_id, k.key, k.event_id::text`
 
-// ErrGroupUnencodable means an item of a group cannot travel as JSON (a payload that is not a JSON
-// document): the caller stores the items one by one instead.
+// ErrGroupUnencodable means Postgres refused an item of a group as not being JSON (a payload that is not a
+// JSON document), so the group stored nothing: the caller stores the items one by one instead.
 var ErrGroupUnencodable = errors.New("an item cannot be encoded for a group insert")
 
 // IngestStoreGroup stores single-event deliveries of many concurrent requests together (application-level
@@ -97,7 +136,7 @@ var ErrGroupUnencodable = errors.New("an item cannot be encoded for a group inse
 // a new event, or a duplicate naming the stored event. The events are committed by one statement, so a
 // failure stores none of them; the duplicate count is a second statement, run only when there are any.
 func (s *Store) IngestStoreGroup(ctx context.Context, items []IngestItem) ([]IngestResult, error) {
-	rows := make([]groupRow, len(items))
+	cols := newGroupColumns(len(items))
 	for i := range items {
 		it := &items[i]
 		if it.Windowed {
@@ -106,20 +145,12 @@ func (s *Store) IngestStoreGroup(ctx context.Context, items []IngestItem) ([]Ing
 		ev := &it.Event
 		ev.IdempotencyKey = it.Key
 		receivedAt(ev)
-		rows[i] = groupRow{ID: ev.ID, WorkspaceID: ev.WorkspaceID, SourceID: ev.SourceID, IdempotencyKey: it.Key,
-			EventType: ev.EventType, Channel: ev.Channel, OccurredAt: ev.OccurredAt, ReceivedAt: ev.ReceivedAt,
-			Email: ev.Email, EmailRaw: ev.EmailRaw, EmailProblem: ev.EmailProblem, Phone: ev.Phone, PhoneRaw: ev.PhoneRaw,
-			PhoneProblem: ev.PhoneProblem, FirstName: ev.FirstName, LastName: ev.LastName, Company: ev.Company,
-			TargetStage: ev.TargetStage, CurrentStage: ev.CurrentStage, Fields: jsonOrNil(ev.Fields),
-			Attribution: jsonOrNil(ev.Attribution), Hydration: jsonOrNil(ev.Hydration), RuleOverrides: jsonOrNil(ev.RuleOverrides),
-			Payload: jsonOrNil(ev.Payload), ContentType: ev.ContentType, Status: ev.Status, Reason: ev.Reason,
-			Attempts: ev.Attempts, ProcessedAt: ev.ProcessedAt, Spooled: ev.Spooled}
+		cols.add(ev, it.Key)
 	}
-	doc, err := json.Marshal(rows)
-	if err != nil {
+	inserted, err := s.groupInserted(ctx, cols)
+	if isNotJSON(err) {
 		return nil, fmt.Errorf("models: store event group: %w: %v", ErrGroupUnencodable, err)
 	}
-	inserted, err := s.groupInserted(ctx, doc)
 	if err != nil {
 		return nil, fmt.Errorf("models: store event group of %d: %w", len(items), err)
 	}
@@ -180,7 +211,7 @@ func (s *Store) IngestStoreGroup(ctx context.Context, items []IngestItem) ([]Ing
 }
 
 // groupInserted runs the group statement and returns the ids it inserted.
-func (s *Store) groupInserted(ctx context.Context, doc []byte) ([]string, error) {
+func (s *Store) groupInserted(ctx context.Context, cols *groupColumns) ([]string, error) {
 	var inserted []string
 	err := s.scanRows(ctx, func(rows *sql.Rows) error {
 		var id string
@@ -189,7 +220,7 @@ func (s *Store) groupInserted(ctx context.Context, doc []byte) ([]string, error)
 		}
 		inserted = append(inserted, id)
 		return nil
-	}, ingestGroupSQL, string(doc))
+	}, ingestGroupSQL, cols.args()...)
 	return inserted, err
 }
 
@@ -209,10 +240,9 @@ func (s *Store) scanRows(ctx context.Context, scan func(*sql.Rows) error, query 
 	return rows.Err()
 }
 
-// jsonOrNil keeps an absent JSON document NULL (a json.RawMessage of length 0 would not encode).
-func jsonOrNil(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
+// isNotJSON reports Postgres refusing a JSON column's text (invalid_text_representation): an item that is
+// not a JSON document, which fails the whole group statement.
+func isNotJSON(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "22P02"
 }

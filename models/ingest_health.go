@@ -26,7 +26,7 @@ func (s *Store) IngestProbe(ctx context.Context, conns int) error {
 	var wg sync.WaitGroup
 	for i := range conns {
 		wg.Go(func() {
-			_, errs[i] = s.groupInserted(ctx, []byte("[]"))
+			_, errs[i] = s.groupInserted(ctx, newGroupColumns(0))
 		})
 	}
 	wg.Wait()
