@@ -356,7 +356,7 @@ func TestADeliveryThatWaitedBehindAStatementDoesNotLingerAgain(t *testing.T) {
 	var reads atomic.Int32
 	now := func() time.Time { reads.Add(1); return time.Unix(clock.Load(), 0) }
 	g := &ingest.GroupCommit{Store: h.store, Log: testLogger(), Committers: 1, Linger: time.Hour, MinGroup: 2,
-		Stagger: time.Hour, Now: now}
+		Stagger: time.Hour, Timeout: time.Minute, Now: now}
 	defer g.Close()
 
 	holder := h.store.DB().WithContext(ctx).Begin()
@@ -396,6 +396,65 @@ func TestADeliveryThatWaitedBehindAStatementDoesNotLingerAgain(t *testing.T) {
 	}
 	if err := <-late; err != nil {
 		t.Fatalf("the delivery that waited an hour behind the first group lingered again: %v", err)
+	}
+	if got := h.inboxCount(); got != 3 {
+		t.Fatalf("inbox holds %d events, want 3", got)
+	}
+}
+
+// Once FullGroup deliveries wait, they leave as a group beside the statement in flight instead of waiting
+// for it: here that statement waits on a key another transaction holds, and the two deliveries queued
+// behind it are stored while it still waits.
+func TestAFullQueueDoesNotWaitForTheStatementInFlight(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, opts{})
+	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
+	ws := h.wsID()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g := &ingest.GroupCommit{Store: h.store, Log: testLogger(), Committers: 2, MinGroup: 1, FullGroup: 2, Stagger: time.Hour,
+		Timeout: time.Minute}
+	defer g.Close()
+
+	holder := h.store.DB().WithContext(ctx).Begin()
+	defer holder.Rollback()
+	if err := holder.Exec(`INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id) VALUES (?, 'p:held', ?, ?)`,
+		ws, uuid.Must(uuid.NewV7()).String(), src.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan error, 1)
+	go func() {
+		_, _, err := g.Commit(ctx, groupItem(ws, src.ID, "p:held", "held@example.com"))
+		held <- err
+	}()
+	testkit.Eventually(t, 10*time.Second, "the first group's statement never waited on the held key", func() bool {
+		var waiting int64
+		h.store.DB().Raw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return waiting > 0
+	})
+	var behind sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		behind.Go(func() {
+			_, _, errs[i] = g.Commit(ctx, groupItem(ws, src.ID, fmt.Sprintf("p:behind-%d", i), fmt.Sprintf("behind%d@example.com", i)))
+		})
+	}
+	behind.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("delivery %d queued behind the held statement: %v", i, err)
+		}
+	}
+	select {
+	case err := <-held:
+		t.Fatalf("the held statement finished before its key was released: %v", err)
+	default:
+	}
+	if err := holder.Rollback().Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-held; err != nil {
+		t.Fatalf("the held delivery once its key was released: %v", err)
 	}
 	if got := h.inboxCount(); got != 3 {
 		t.Fatalf("inbox holds %d events, want 3", got)
