@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -160,8 +161,13 @@ func TestAnswer(t *testing.T) {
 		return models.IngestItem{Event: models.Event{Status: status, Reason: "no email or phone in the payload"}}
 	}
 	one := answer([]models.IngestItem{item(models.EventRejected)}, []models.IngestResult{{EventID: "e1"}})
-	if b := one.Body.(map[string]any); one.Status != http.StatusOK || b["status"] != "rejected" || b["reason"] == "" || b["event_id"] != "e1" {
-		t.Fatalf("rejected answer %+v", one)
+	want := ItemAnswer{EventID: "e1", Status: "rejected", Reason: "no email or phone in the payload"}
+	if one.Status != http.StatusOK || one.Body != want {
+		t.Fatalf("rejected answer %+v, want body %+v", one, want)
+	}
+	queued := answer([]models.IngestItem{item(models.EventPending)}, []models.IngestResult{{EventID: "e1"}})
+	if body, err := json.Marshal(queued.Body); err != nil || string(body) != `{"event_id":"e1","status":"queued"}` {
+		t.Fatalf("queued answer encodes as %s (%v)", body, err)
 	}
 	multi := answer([]models.IngestItem{item(models.EventPending), item(models.EventPending)},
 		[]models.IngestResult{{EventID: "e1", Duplicate: true}, {EventID: "e2"}})

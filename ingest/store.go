@@ -345,12 +345,9 @@ func answer(batch []models.IngestItem, results []models.IngestResult) Answer {
 		return "queued", ""
 	}
 	if len(batch) == 1 {
+		// A struct, not a map: encoding/json sorts a map's keys by reflection on every answer.
 		st, reason := status(0)
-		body := map[string]any{"status": st, "event_id": results[0].EventID}
-		if reason != "" {
-			body["reason"] = reason
-		}
-		return Answer{Status: http.StatusOK, Body: body, Outcome: st}
+		return Answer{Status: http.StatusOK, Body: ItemAnswer{EventID: results[0].EventID, Status: st, Reason: reason}, Outcome: st}
 	}
 	overall := "duplicate"
 	items := make([]ItemAnswer, len(batch))
