@@ -244,18 +244,14 @@ func TestDeliveriesBehindAHeldUpStatementLeaveTogetherAfterTheStagger(t *testing
 		Sizes: prometheus.ObserverFunc(func(v float64) { mu.Lock(); sizes = append(sizes, int(v)); mu.Unlock() })}
 	defer g.Close()
 
-	holder := h.store.DB().Begin()
-	if err := holder.Exec(`INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id) VALUES (?, 'p:held', ?, ?)`,
-		ws, uuid.Must(uuid.NewV7()).String(), src.ID).Error; err != nil {
-		t.Fatal(err)
-	}
+	release := h.holdKey(context.Background(), ws, src.ID, "p:held")
 	heldDone := make(chan error, 1)
 	began := time.Now()
 	go func() {
 		_, _, err := g.Commit(context.Background(), groupItem(ws, src.ID, "p:held", "held@example.com"))
 		heldDone <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // the held item's group is out
+	h.waitForALockWait("the held item's statement never waited on its key")
 
 	const n = 10
 	var wg sync.WaitGroup
@@ -287,9 +283,7 @@ func TestDeliveriesBehindAHeldUpStatementLeaveTogetherAfterTheStagger(t *testing
 	}
 	mu.Unlock()
 
-	if err := holder.Rollback().Error; err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if err := <-heldDone; err != nil {
 		t.Fatalf("the held-up delivery, once its key was free: %v", err)
 	}
@@ -359,12 +353,7 @@ func TestADeliveryThatWaitedBehindAStatementDoesNotLingerAgain(t *testing.T) {
 		Stagger: time.Hour, Timeout: time.Minute, Now: now}
 	defer g.Close()
 
-	holder := h.store.DB().WithContext(ctx).Begin()
-	defer holder.Rollback()
-	if err := holder.Exec(`INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id) VALUES (?, 'p:held', ?, ?)`,
-		ws, uuid.Must(uuid.NewV7()).String(), src.ID).Error; err != nil {
-		t.Fatal(err)
-	}
+	release := h.holdKey(ctx, ws, src.ID, "p:held")
 	var first sync.WaitGroup
 	firstErrs := make([]error, 2)
 	for i, key := range []string{"p:held", "p:beside-held"} {
@@ -372,11 +361,7 @@ func TestADeliveryThatWaitedBehindAStatementDoesNotLingerAgain(t *testing.T) {
 			_, _, firstErrs[i] = g.Commit(ctx, groupItem(ws, src.ID, key, fmt.Sprintf("first%d@example.com", i)))
 		})
 	}
-	testkit.Eventually(t, 10*time.Second, "the first group's statement never waited on the held key", func() bool {
-		var waiting int64
-		h.store.DB().Raw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
-		return waiting > 0
-	})
+	h.waitForALockWait("the first group's statement never waited on the held key")
 	queuedReads := reads.Load()
 	late := make(chan error, 1)
 	go func() {
@@ -385,9 +370,7 @@ func TestADeliveryThatWaitedBehindAStatementDoesNotLingerAgain(t *testing.T) {
 	}()
 	testkit.Eventually(t, 10*time.Second, "the late delivery was never queued", func() bool { return reads.Load() > queuedReads })
 	clock.Add(int64(time.Hour / time.Second))
-	if err := holder.Rollback().Error; err != nil {
-		t.Fatal(err)
-	}
+	release()
 	first.Wait()
 	for i, err := range firstErrs {
 		if err != nil {
@@ -416,22 +399,13 @@ func TestAFullQueueDoesNotWaitForTheStatementInFlight(t *testing.T) {
 		Timeout: time.Minute}
 	defer g.Close()
 
-	holder := h.store.DB().WithContext(ctx).Begin()
-	defer holder.Rollback()
-	if err := holder.Exec(`INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id) VALUES (?, 'p:held', ?, ?)`,
-		ws, uuid.Must(uuid.NewV7()).String(), src.ID).Error; err != nil {
-		t.Fatal(err)
-	}
+	release := h.holdKey(ctx, ws, src.ID, "p:held")
 	held := make(chan error, 1)
 	go func() {
 		_, _, err := g.Commit(ctx, groupItem(ws, src.ID, "p:held", "held@example.com"))
 		held <- err
 	}()
-	testkit.Eventually(t, 10*time.Second, "the first group's statement never waited on the held key", func() bool {
-		var waiting int64
-		h.store.DB().Raw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
-		return waiting > 0
-	})
+	h.waitForALockWait("the first group's statement never waited on the held key")
 	var behind sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range 2 {
@@ -450,15 +424,41 @@ func TestAFullQueueDoesNotWaitForTheStatementInFlight(t *testing.T) {
 		t.Fatalf("the held statement finished before its key was released: %v", err)
 	default:
 	}
-	if err := holder.Rollback().Error; err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if err := <-held; err != nil {
 		t.Fatalf("the held delivery once its key was released: %v", err)
 	}
 	if got := h.inboxCount(); got != 3 {
 		t.Fatalf("inbox holds %d events, want 3", got)
 	}
+}
+
+// holdKey claims key in a transaction it leaves open, so that a group statement claiming the same key
+// waits on it; release ends that transaction.
+func (h *harness) holdKey(ctx context.Context, ws, sourceID int64, key string) (release func()) {
+	h.t.Helper()
+	tx := h.store.DB().WithContext(ctx).Begin()
+	h.t.Cleanup(func() { tx.Rollback() })
+	if err := tx.Exec(`INSERT INTO idempotency_keys (workspace_id, key, event_id, source_id) VALUES (?, ?, ?, ?)`,
+		ws, key, uuid.Must(uuid.NewV7()).String(), sourceID).Error; err != nil {
+		h.t.Fatal(err)
+	}
+	return func() {
+		if err := tx.Rollback().Error; err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+// waitForALockWait waits until a statement on this test's database waits for a lock, and fails with msg
+// when none does within 10 s.
+func (h *harness) waitForALockWait(msg string) {
+	h.t.Helper()
+	testkit.Eventually(h.t, 10*time.Second, msg, func() bool {
+		var waiting int64
+		h.store.DB().Raw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return waiting > 0
+	})
 }
 
 // An item whose JSON column is not a JSON document cannot share a group statement: the group stores
