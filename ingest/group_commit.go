@@ -16,7 +16,7 @@ import (
 
 // GroupCommit stores the single-event deliveries of concurrent requests together: while one group's
 // statement runs, the deliveries arriving meanwhile queue up and go out as the next group, when that
-// statement is done or has run for Stagger. Under load one statement and one commit (one WAL flush) then
+// statement is done, has run for Stagger, or FullGroup of them wait. Under load one statement and one commit (one WAL flush) then
 // serve tens of senders instead of one each; at a lower rate a group waits at most Linger to fill.
 type GroupCommit struct {
 	Store *models.Store
@@ -27,9 +27,10 @@ type GroupCommit struct {
 	// not hold every sender.
 	Committers int
 	// Stagger is how long a group's statement runs before the next group may start beside it (default
-	// 20 ms). Until then the deliveries arriving meanwhile wait and leave together: measured on two
-	// cores, groups cut as soon as any committer was free were about two deliveries each, and Postgres
-	// spent 30 % more CPU per delivery on their statements than with one group at a time.
+	// 20 ms). Until then, or until FullGroup wait, the deliveries arriving meanwhile wait and leave
+	// together: measured on two cores, groups cut as soon as any committer was free were about two
+	// deliveries each, and Postgres spent 30 % more CPU per delivery on their statements than with one
+	// group at a time.
 	Stagger time.Duration
 	// FullGroup is how many waiting deliveries make the next group worth starting beside the statement
 	// in flight before the stagger is up (default MaxGroup/2). Without it a group's statement, not the
