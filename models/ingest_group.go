@@ -127,8 +127,8 @@ const ingestGroupDuplicatesSQL = `WITH d AS (
 	FROM d WHERE k.workspace_id = d.workspace_id AND k.key = d.key
 	RETURNING k.workspace_id, k.key, k.event_id::text`
 
-// ErrGroupUnencodable means Postgres refused an item of a group as not being JSON (a payload that is not a
-// JSON document), so the group stored nothing: the caller stores the items one by one instead.
+// ErrGroupUnencodable means Postgres could not read an item's text as its column's type (a payload that is
+// not a JSON document), so the group stored nothing: the caller stores the items one by one instead.
 var ErrGroupUnencodable = errors.New("an item cannot be encoded for a group insert")
 
 // IngestStoreGroup stores single-event deliveries of many concurrent requests together (application-level
@@ -148,7 +148,7 @@ func (s *Store) IngestStoreGroup(ctx context.Context, items []IngestItem) ([]Ing
 		cols.add(ev, it.Key)
 	}
 	inserted, err := s.groupInserted(ctx, cols)
-	if isNotJSON(err) {
+	if refusedText(err) {
 		return nil, fmt.Errorf("models: store event group: %w: %v", ErrGroupUnencodable, err)
 	}
 	if err != nil {
@@ -240,9 +240,9 @@ func (s *Store) scanRows(ctx context.Context, scan func(*sql.Rows) error, query 
 	return rows.Err()
 }
 
-// isNotJSON reports Postgres refusing a JSON column's text (invalid_text_representation): an item that is
-// not a JSON document, which fails the whole group statement.
-func isNotJSON(err error) bool {
+// refusedText reports Postgres refusing a parameter's text as its type (invalid_text_representation: a
+// JSON column that is not a JSON document, an id that is not a UUID), which fails the whole group statement.
+func refusedText(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "22P02"
 }
