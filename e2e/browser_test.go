@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/leadgate/leadgate/cmd/leadgate/app"
 	"github.com/leadgate/leadgate/cmd/leadgate/config"
@@ -66,7 +67,7 @@ func newStack(t *testing.T) *stack {
 	if os.Getenv("E2E_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	store, err := models.Open(ctx, cfg.DatabaseURL, log)
+	store, err := models.Open(ctx, cfg.DatabaseURL, log, models.WithPasswordCost(bcrypt.MinCost)) // tests sign in often
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -28,15 +28,28 @@ var ErrConflict = errors.New("already exists")
 // Store is the one entry point to Postgres. Methods take ctx first and are safe
 // for concurrent use.
 type Store struct {
-	db *gorm.DB
+	db        *gorm.DB
+	passwords *passwordHashing
 }
 
-// Option adjusts how Open connects.
-type Option func(*pgx.ConnConfig)
+// Option adjusts how Open connects and what the Store does.
+type Option func(*openOptions)
+
+type openOptions struct {
+	conn         *pgx.ConnConfig
+	passwordCost int
+}
 
 // WithQueryTracer traces every statement of every connection (benchmarks count statements with it).
 func WithQueryTracer(t pgx.QueryTracer) Option {
-	return func(c *pgx.ConnConfig) { c.Tracer = t }
+	return func(o *openOptions) { o.conn.Tracer = t }
+}
+
+// WithPasswordCost sets the bcrypt cost of the password hashes the Store makes (default
+// bcrypt.DefaultCost). Tests that sign many users in use bcrypt.MinCost: at the default, hashing was a
+// third of the admin UI tests' CPU under the race detector.
+func WithPasswordCost(cost int) Option {
+	return func(o *openOptions) { o.passwordCost = cost }
 }
 
 // Open connects to Postgres at dsn, creating the database first when it does not
@@ -49,8 +62,9 @@ func Open(ctx context.Context, dsn string, log *slog.Logger, opts ...Option) (*S
 	if err != nil {
 		return nil, fmt.Errorf("models: parse database url: %w", err)
 	}
-	for _, o := range opts {
-		o(cfg)
+	o := openOptions{conn: cfg}
+	for _, opt := range opts {
+		opt(&o)
 	}
 	db, err := gorm.Open(postgres.New(postgres.Config{Conn: stdlib.OpenDB(*cfg)}), &gorm.Config{
 		Logger:                 logger.Discard,
@@ -68,11 +82,11 @@ func Open(ctx context.Context, dsn string, log *slog.Logger, opts ...Option) (*S
 	sqlDB.SetMaxOpenConns(40)
 	sqlDB.SetMaxIdleConns(40)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-	return &Store{db: db}, nil
+	return &Store{db: db, passwords: newPasswordHashing(o.passwordCost)}, nil
 }
 
 // NewStore wraps an existing GORM handle (tests, transactions).
-func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
+func NewStore(db *gorm.DB) *Store { return &Store{db: db, passwords: newPasswordHashing(0)} }
 
 // DB exposes the GORM handle to packages that own their own tables (the sandbox CRM).
 func (s *Store) DB() *gorm.DB { return s.db }
@@ -101,7 +115,7 @@ func (s *Store) SQL() (*sql.DB, error) { return s.db.DB() }
 // Tx runs fn in one transaction with a Store bound to it.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return fn(&Store{db: tx})
+		return fn(&Store{db: tx, passwords: s.passwords})
 	})
 }
 

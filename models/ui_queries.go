@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 )
 
@@ -31,12 +30,12 @@ func (s *Store) UserSetPassword(ctx context.Context, id int64, password string) 
 	if len(password) < MinPasswordLen {
 		return fmt.Errorf("models: password must be at least %d characters", MinPasswordLen)
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	hash, err := s.passwords.hash(password)
 	if err != nil {
-		return fmt.Errorf("models: hash password: %w", err)
+		return err
 	}
 	res := s.db.WithContext(ctx).Model(&User{}).Where("id = ?", id).
-		Updates(map[string]any{"password_hash": string(hash), "must_change_password": false})
+		Updates(map[string]any{"password_hash": hash, "must_change_password": false})
 	if res.Error != nil {
 		return fmt.Errorf("models: set password: %w", res.Error)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 )
 
@@ -39,11 +38,11 @@ func (s *Store) UserCreate(ctx context.Context, email, password, role string, mu
 	if len(password) < MinPasswordLen {
 		return User{}, fmt.Errorf("models: password must be at least %d characters", MinPasswordLen)
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	hash, err := s.passwords.hash(password)
 	if err != nil {
-		return User{}, fmt.Errorf("models: hash password: %w", err)
+		return User{}, err
 	}
-	u := User{Email: email, PasswordHash: string(hash), Role: role, MustChangePassword: mustChange}
+	u := User{Email: email, PasswordHash: hash, Role: role, MustChangePassword: mustChange}
 	err = s.db.WithContext(ctx).Select("Email", "PasswordHash", "Role", "MustChangePassword").Create(&u).Error
 	if isUniqueViolation(err) {
 		return User{}, ErrConflict
@@ -69,14 +68,13 @@ func (s *Store) UserAuthenticate(ctx context.Context, email, password string) (U
 	var u User
 	err := s.db.WithContext(ctx).Where("email = ? AND disabled_at IS NULL", strings.ToLower(strings.TrimSpace(email))).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		// Spend comparable time so response timing does not reveal unknown emails.
-		_ = bcrypt.CompareHashAndPassword([]byte("$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3ZsVmxmZr0X8i5lHq0ZQ5a6"), []byte(password))
+		s.passwords.spendCheck(password)
 		return u, ErrNotFound
 	}
 	if err != nil {
 		return u, fmt.Errorf("models: find user: %w", err)
 	}
-	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+	if !u.PasswordIs(password) {
 		return u, ErrNotFound
 	}
 	s.db.WithContext(ctx).Model(&User{}).Where("id = ?", u.ID).Update("last_login_at", time.Now())

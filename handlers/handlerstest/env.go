@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/leadgate/leadgate/cmd/leadgate/app"
 	"github.com/leadgate/leadgate/cmd/leadgate/config"
@@ -69,7 +70,7 @@ func NewEnvWith(t *testing.T, override map[string]string) *Env {
 	if os.Getenv("UI_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	store, err := models.Open(ctx, cfg.DatabaseURL, log)
+	store, err := models.Open(ctx, cfg.DatabaseURL, log, models.WithPasswordCost(bcrypt.MinCost)) // tests sign in often
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

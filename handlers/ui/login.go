@@ -12,7 +12,6 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/gorilla/csrf"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/leadgate/leadgate/handlers"
 	"github.com/leadgate/leadgate/internal/principal"
@@ -167,7 +166,7 @@ func (u *UI) ChangePassword(w http.ResponseWriter, r *http.Request) {
 	switch blocked, _ := u.Limiter.Blocked(r.Context(), now, key); {
 	case blocked:
 		errs["current"] = "Too many wrong attempts. Try again later."
-	case bcrypt.CompareHashAndPassword([]byte(user.PasswordHash), []byte(current)) != nil:
+	case !user.PasswordIs(current):
 		u.Limiter.Fail(r.Context(), now, key)
 		errs["current"] = "This is not your current password."
 	case len(next) < models.MinPasswordLen:
