@@ -147,15 +147,13 @@ func eventView(e models.Event) map[string]string {
 // answered, and only that item gets the error.
 func TestGroupCommitIsolatesABadDelivery(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, opts{})
-	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
-	ws := h.wsID()
+	h, ws, sourceID := newGroupHarness(t)
 	g := &ingest.GroupCommit{Store: h.store, Log: testLogger(), MaxGroup: 64, Committers: 1}
 	defer g.Close()
 
 	items := make([]models.IngestItem, 20)
 	for i := range items {
-		items[i] = groupItem(ws, src.ID, fmt.Sprintf("p:iso-%d", i), fmt.Sprintf("iso%d@example.com", i))
+		items[i] = groupItem(ws, sourceID, fmt.Sprintf("p:iso-%d", i), fmt.Sprintf("iso%d@example.com", i))
 	}
 	// Applied with no email, no phone and a hydration: events_applied_with_identity refuses it.
 	items[7].Event.Status = models.EventApplied
@@ -185,6 +183,14 @@ func TestGroupCommitIsolatesABadDelivery(t *testing.T) {
 	if n := h.inboxCount(); n != 19 {
 		t.Fatalf("inbox holds %d events, want 19", n)
 	}
+}
+
+// newGroupHarness is the setting of the group-commit tests: a harness with a standard-webhooks source,
+// and the ids of the default workspace and that source that their items carry.
+func newGroupHarness(t *testing.T) (h *harness, ws, sourceID int64) {
+	t.Helper()
+	h = newHarness(t, opts{})
+	return h, h.wsID(), h.createSource(map[string]any{"kind": "standard-webhooks"}).ID
 }
 
 // wsID is the default workspace's id.
@@ -234,9 +240,7 @@ func (h *harness) gateValue(key string) string {
 // claimed the same key and has not finished) delays the others by the stagger, not by its own length.
 func TestDeliveriesBehindAHeldUpStatementLeaveTogetherAfterTheStagger(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, opts{})
-	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
-	ws := h.wsID()
+	h, ws, sourceID := newGroupHarness(t)
 	const stagger = 300 * time.Millisecond
 	var mu sync.Mutex
 	var sizes []int
@@ -244,11 +248,11 @@ func TestDeliveriesBehindAHeldUpStatementLeaveTogetherAfterTheStagger(t *testing
 		Sizes: prometheus.ObserverFunc(func(v float64) { mu.Lock(); sizes = append(sizes, int(v)); mu.Unlock() })}
 	defer g.Close()
 
-	release := h.holdKey(context.Background(), ws, src.ID, "p:held")
+	release := h.holdKey(context.Background(), ws, sourceID, "p:held")
 	heldDone := make(chan error, 1)
 	began := time.Now()
 	go func() {
-		_, _, err := g.Commit(context.Background(), groupItem(ws, src.ID, "p:held", "held@example.com"))
+		_, _, err := g.Commit(context.Background(), groupItem(ws, sourceID, "p:held", "held@example.com"))
 		heldDone <- err
 	}()
 	h.waitForALockWait("the held item's statement never waited on its key")
@@ -259,7 +263,7 @@ func TestDeliveriesBehindAHeldUpStatementLeaveTogetherAfterTheStagger(t *testing
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			_, _, errs[i] = g.Commit(context.Background(), groupItem(ws, src.ID, fmt.Sprintf("p:behind-%d", i), fmt.Sprintf("behind%d@example.com", i)))
+			_, _, errs[i] = g.Commit(context.Background(), groupItem(ws, sourceID, fmt.Sprintf("p:behind-%d", i), fmt.Sprintf("behind%d@example.com", i)))
 			answered[i] = time.Since(began)
 		})
 	}
@@ -297,9 +301,7 @@ func TestDeliveriesBehindAHeldUpStatementLeaveTogetherAfterTheStagger(t *testing
 // is up.
 func TestDeliveriesArrivingWithinTheLingerShareAGroup(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, opts{})
-	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
-	ws := h.wsID()
+	h, ws, sourceID := newGroupHarness(t)
 	var mu sync.Mutex
 	var sizes []int
 	g := &ingest.GroupCommit{Store: h.store, Log: testLogger(), Linger: 2 * time.Second, MinGroup: 6,
@@ -310,12 +312,12 @@ func TestDeliveriesArrivingWithinTheLingerShareAGroup(t *testing.T) {
 	errs := make([]error, 6)
 	for i := range 6 {
 		wg.Go(func() {
-			_, _, errs[i] = g.Commit(context.Background(), groupItem(ws, src.ID, fmt.Sprintf("p:linger-%d", i), fmt.Sprintf("linger%d@example.com", i)))
+			_, _, errs[i] = g.Commit(context.Background(), groupItem(ws, sourceID, fmt.Sprintf("p:linger-%d", i), fmt.Sprintf("linger%d@example.com", i)))
 		})
 		time.Sleep(5 * time.Millisecond)
 	}
 	wg.Wait()
-	if _, _, err := g.Commit(context.Background(), groupItem(ws, src.ID, "p:linger-lone", "lone@example.com")); err != nil {
+	if _, _, err := g.Commit(context.Background(), groupItem(ws, sourceID, "p:linger-lone", "lone@example.com")); err != nil {
 		t.Fatalf("a lone delivery: %v", err)
 	}
 	for i, err := range errs {
@@ -339,9 +341,7 @@ func TestDeliveriesArrivingWithinTheLingerShareAGroup(t *testing.T) {
 // delivery queued behind it is then stored at once instead of an hour later.
 func TestADeliveryThatWaitedBehindAStatementDoesNotLingerAgain(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, opts{})
-	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
-	ws := h.wsID()
+	h, ws, sourceID := newGroupHarness(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -353,19 +353,19 @@ func TestADeliveryThatWaitedBehindAStatementDoesNotLingerAgain(t *testing.T) {
 		Stagger: time.Hour, Timeout: time.Minute, Now: now}
 	defer g.Close()
 
-	release := h.holdKey(ctx, ws, src.ID, "p:held")
+	release := h.holdKey(ctx, ws, sourceID, "p:held")
 	var first sync.WaitGroup
 	firstErrs := make([]error, 2)
 	for i, key := range []string{"p:held", "p:beside-held"} {
 		first.Go(func() {
-			_, _, firstErrs[i] = g.Commit(ctx, groupItem(ws, src.ID, key, fmt.Sprintf("first%d@example.com", i)))
+			_, _, firstErrs[i] = g.Commit(ctx, groupItem(ws, sourceID, key, fmt.Sprintf("first%d@example.com", i)))
 		})
 	}
 	h.waitForALockWait("the first group's statement never waited on the held key")
 	queuedReads := reads.Load()
 	late := make(chan error, 1)
 	go func() {
-		_, _, err := g.Commit(ctx, groupItem(ws, src.ID, "p:late", "late@example.com"))
+		_, _, err := g.Commit(ctx, groupItem(ws, sourceID, "p:late", "late@example.com"))
 		late <- err
 	}()
 	testkit.Eventually(t, 10*time.Second, "the late delivery was never queued", func() bool { return reads.Load() > queuedReads })
@@ -390,19 +390,17 @@ func TestADeliveryThatWaitedBehindAStatementDoesNotLingerAgain(t *testing.T) {
 // behind it are stored while it still waits.
 func TestAFullQueueDoesNotWaitForTheStatementInFlight(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, opts{})
-	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
-	ws := h.wsID()
+	h, ws, sourceID := newGroupHarness(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g := &ingest.GroupCommit{Store: h.store, Log: testLogger(), Committers: 2, MinGroup: 1, FullGroup: 2, Stagger: time.Hour,
 		Timeout: time.Minute}
 	defer g.Close()
 
-	release := h.holdKey(ctx, ws, src.ID, "p:held")
+	release := h.holdKey(ctx, ws, sourceID, "p:held")
 	held := make(chan error, 1)
 	go func() {
-		_, _, err := g.Commit(ctx, groupItem(ws, src.ID, "p:held", "held@example.com"))
+		_, _, err := g.Commit(ctx, groupItem(ws, sourceID, "p:held", "held@example.com"))
 		held <- err
 	}()
 	h.waitForALockWait("the first group's statement never waited on the held key")
@@ -410,7 +408,7 @@ func TestAFullQueueDoesNotWaitForTheStatementInFlight(t *testing.T) {
 	errs := make([]error, 2)
 	for i := range 2 {
 		behind.Go(func() {
-			_, _, errs[i] = g.Commit(ctx, groupItem(ws, src.ID, fmt.Sprintf("p:behind-%d", i), fmt.Sprintf("behind%d@example.com", i)))
+			_, _, errs[i] = g.Commit(ctx, groupItem(ws, sourceID, fmt.Sprintf("p:behind-%d", i), fmt.Sprintf("behind%d@example.com", i)))
 		})
 	}
 	behind.Wait()
@@ -465,12 +463,10 @@ func (h *harness) waitForALockWait(msg string) {
 // nothing and says so, and the committer then stores its items one by one, so only that one fails.
 func TestAGroupWithAnItemThatIsNotJSONStoresNothing(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, opts{})
-	src := h.createSource(map[string]any{"kind": "standard-webhooks"})
-	ws := h.wsID()
-	bad := groupItem(ws, src.ID, "p:not-json", "bad@example.com")
+	h, ws, sourceID := newGroupHarness(t)
+	bad := groupItem(ws, sourceID, "p:not-json", "bad@example.com")
 	bad.Event.Payload = json.RawMessage(`{"email":`)
-	group := []models.IngestItem{groupItem(ws, src.ID, "p:fine", "fine@example.com"), bad}
+	group := []models.IngestItem{groupItem(ws, sourceID, "p:fine", "fine@example.com"), bad}
 	if _, err := h.store.IngestStoreGroup(context.Background(), group); !errors.Is(err, models.ErrGroupUnencodable) {
 		t.Fatalf("IngestStoreGroup = %v, want ErrGroupUnencodable", err)
 	}
