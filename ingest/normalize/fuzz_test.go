@@ -39,3 +39,29 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompactNumberReadsAlike: libphonenumber reads a number without its formatting as the same number as
+// the number written out, in every region, so Phone may parse the compact form. Text that is no number
+// may be refused in other words (two digits with a space between are not viable, "00" is a bare
+// international prefix).
+func FuzzCompactNumberReadsAlike(f *testing.F) {
+	for _, s := range []string{"(415) 555-0134", "+44 (0) 20 7946 0958", "0151 / 123 456 78", "+1.415.555.0134", "1-800-FLOWERS",
+		"415 555 0134;123", "+) 49 30 1234567", "(0)", "++1 415 555 0134", "0039 06 1234 5678", "+39 06 1234 5678"} {
+		f.Add(s, "US")
+	}
+	f.Add("020 7946 0018", "GB")
+	f.Add("06 12 34 56 78", "FR")
+	f.Fuzz(func(t *testing.T, s, region string) {
+		c := compactNumber(s)
+		if c == s || countDigits(s) > maxPhoneDigits { // Phone refuses longer numbers before parsing
+			return
+		}
+		if strings.Trim(c, "+0123456789") != "" || strings.LastIndex(c, "+") > 0 {
+			t.Fatalf("compactNumber(%q) = %q, want only digits after an optional leading +", s, c)
+		}
+		written, compact := phoneInput{s, region}.parse(), phoneInput{c, region}.parse()
+		if written.Value != compact.Value || written.Valid != compact.Valid || (compact.Problem == "") != compact.Valid {
+			t.Fatalf("region %q: %q reads as %+v, its compact form %q as %+v", region, s, written, c, compact)
+		}
+	})
+}

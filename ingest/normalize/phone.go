@@ -26,12 +26,27 @@ var extensionSuffix = regexp.MustCompile(`(?i)[\s,;]*(?:extension|extn?\.?|x|#)\
 // rather than translated, and numbers libphonenumber does not consider valid, or that are too long to be
 // phone numbers, are flagged.
 func Phone(raw, defaultRegion string) Value {
+	in, problem := readPhone(raw, defaultRegion)
+	if problem != "" {
+		return invalid(raw, problem)
+	}
+	v := in.parse()
+	v.Raw = raw
+	return v
+}
+
+// phoneInput is what libphonenumber is asked to parse: the number's text and the region national
+// numbers are read in. Two raw texts with the same input are the same number.
+type phoneInput struct{ text, region string }
+
+// readPhone prepares raw for libphonenumber, or says why it is not a phone number at all.
+func readPhone(raw, defaultRegion string) (phoneInput, string) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
-		return invalid(raw, problemEmpty)
+		return phoneInput{}, problemEmpty
 	}
 	if !utf8.ValidString(s) {
-		return invalid(raw, "not valid UTF-8")
+		return phoneInput{}, "not valid UTF-8"
 	}
 	if len(s) > len("tel:") && strings.EqualFold(s[:len("tel:")], "tel:") {
 		s = s[len("tel:"):]
@@ -40,34 +55,64 @@ func Phone(raw, defaultRegion string) Value {
 		s = extensionSuffix.ReplaceAllString(s, "")
 	}
 	if strings.IndexFunc(s, unicode.IsLetter) >= 0 {
-		return invalid(raw, "contains letters")
+		return phoneInput{}, "contains letters"
 	}
 	digits := countDigits(s)
 	switch {
 	case digits == 0:
-		return invalid(raw, "no digits")
+		return phoneInput{}, "no digits"
 	case digits > maxPhoneDigits:
-		return invalid(raw, "too long")
+		return phoneInput{}, "too long"
 	}
-	s = internationalPrefix(s)
+	s = compactNumber(internationalPrefix(s))
 	region := strings.ToUpper(strings.TrimSpace(defaultRegion))
 	if region == "" {
 		region = DefaultRegion
 	}
-	num, err := phonenumbers.Parse(s, region)
+	return phoneInput{text: s, region: region}, ""
+}
+
+// parse reads the prepared number with libphonenumber; the Value has no Raw.
+func (in phoneInput) parse() Value {
+	num, err := phonenumbers.Parse(in.text, in.region)
 	if err != nil {
-		return invalid(raw, "not a phone number: "+err.Error())
+		return Value{Problem: "not a phone number: " + err.Error()}
 	}
-	if !isValid(num, region) {
-		return invalid(raw, "not a valid number")
+	if !isValid(num, in.region) {
+		return Value{Problem: "not a valid number"}
 	}
 	e164 := phonenumbers.Format(num, phonenumbers.E164)
 	if len(e164)-1 > e164MaxDigits {
 		// libphonenumber accepts some long national numbers (German ones among them) whose international
 		// form has more digits than E.164 allows; no CRM or carrier takes those.
-		return invalid(raw, "longer than an international (E.164) number can be")
+		return Value{Problem: "longer than an international (E.164) number can be"}
 	}
-	return Value{Value: e164, Raw: raw, Valid: true}
+	return Value{Value: e164, Valid: true}
+}
+
+// compactNumber drops the formatting from a number written only with ASCII digits, a leading "+" and the
+// separators people write numbers with ("(415) 555-0134" → "4155550134"). libphonenumber reads both
+// forms alike, but runs its regular expressions (extension, viability, country code) over every
+// character; measured, the compact form parsed in about three quarters of the time. Any other character
+// is kept as written: "," ";" "~" and "*" can mark extensions or carrier codes, and libphonenumber
+// reads non-ASCII digits itself. Text libphonenumber refuses as too long is kept too.
+func compactNumber(s string) string {
+	if len(s) > maxParsedText {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			b = append(b, c)
+		case c == '+' && i == 0:
+			b = append(b, c)
+		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == '/':
+		default:
+			return s
+		}
+	}
+	return string(b)
 }
 
 // isValid is phonenumbers.IsValidNumber(num), checking the default region first when it is the main
@@ -81,6 +126,9 @@ func isValid(num *phonenumbers.PhoneNumber, region string) bool {
 	}
 	return phonenumbers.IsValidNumber(num)
 }
+
+// maxParsedText is the longest text libphonenumber parses (its MAX_INPUT_STRING_LENGTH).
+const maxParsedText = 250
 
 // e164MaxDigits is E.164's limit on the digits of an international number, country code included.
 const e164MaxDigits = 15

@@ -4,22 +4,20 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
-// PhoneCache remembers recently parsed numbers by (raw text, region): a lead's journey repeats its number
-// (the form, the reply, the call, the CRM's webhook), and libphonenumber is a sizeable share of ingest's
-// CPU. It is bounded (least recently used entries go first) and safe for concurrent use. A nil
+// PhoneCache remembers recently parsed numbers by what libphonenumber is asked (the number without its
+// formatting, and the region): a lead's journey repeats its number (the form, the reply, the call, the
+// CRM's webhook), often formatted differently, and libphonenumber is a sizeable share of ingest's CPU. It is bounded (least recently used entries go first) and safe for concurrent use. A nil
 // *PhoneCache parses every time.
 type PhoneCache struct {
-	lru *lru.Cache[phoneKey, Value]
+	lru *lru.Cache[phoneInput, Value] // values without Raw
 }
-
-type phoneKey struct{ raw, region string }
 
 // maxCachedPhone keeps absurdly long inputs (which Phone refuses anyway) out of the cache.
 const maxCachedPhone = 64
 
 // NewPhoneCache holds up to size numbers (at least 1).
 func NewPhoneCache(size int) *PhoneCache {
-	c, err := lru.New[phoneKey, Value](max(size, 1))
+	c, err := lru.New[phoneInput, Value](max(size, 1))
 	if err != nil { // only for a size below 1, ruled out above
 		panic(err)
 	}
@@ -31,11 +29,15 @@ func (c *PhoneCache) Phone(raw, defaultRegion string) Value {
 	if c == nil || len(raw) > maxCachedPhone {
 		return Phone(raw, defaultRegion)
 	}
-	k := phoneKey{raw, defaultRegion}
-	if v, ok := c.lru.Get(k); ok {
-		return v
+	in, problem := readPhone(raw, defaultRegion)
+	if problem != "" {
+		return invalid(raw, problem)
 	}
-	v := Phone(raw, defaultRegion)
-	c.lru.Add(k, v)
+	v, ok := c.lru.Get(in)
+	if !ok {
+		v = in.parse()
+		c.lru.Add(in, v)
+	}
+	v.Raw = raw
 	return v
 }

@@ -32,6 +32,25 @@ func TestPhoneCacheAnswersLikePhone(t *testing.T) {
 	}
 }
 
+// TestPhoneCacheSharesANumberAcrossFormats: the same line written two ways is parsed once, and each
+// caller gets back its own raw text.
+func TestPhoneCacheSharesANumberAcrossFormats(t *testing.T) {
+	c := NewPhoneCache(8)
+	a, b := c.Phone("(415) 555-0134", "US"), c.Phone("415.555.0134", "us")
+	if a.Value != "+14155550134" || b.Value != a.Value {
+		t.Fatalf("values %q and %q, want +14155550134 for both", a.Value, b.Value)
+	}
+	if a.Raw != "(415) 555-0134" || b.Raw != "415.555.0134" {
+		t.Errorf("raw texts %q and %q, want each caller's own", a.Raw, b.Raw)
+	}
+	if n := c.lru.Len(); n != 1 {
+		t.Errorf("cache holds %d entries for one number, want 1", n)
+	}
+	if got := c.Phone("x", "US"); got.Valid || got.Problem == "" || c.lru.Len() != 1 {
+		t.Errorf("refused text %+v was cached or accepted", got)
+	}
+}
+
 func BenchmarkPhoneCached(b *testing.B) {
 	c := NewPhoneCache(1024)
 	b.ReportAllocs()
