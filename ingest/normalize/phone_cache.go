@@ -6,8 +6,9 @@ import (
 
 // PhoneCache remembers recently parsed numbers by what libphonenumber is asked (the number without its
 // formatting, and the region): a lead's journey repeats its number (the form, the reply, the call, the
-// CRM's webhook), often formatted differently, and libphonenumber is a sizeable share of ingest's CPU. It is bounded (least recently used entries go first) and safe for concurrent use. A nil
-// *PhoneCache parses every time.
+// CRM's webhook), often formatted differently, and libphonenumber is a sizeable share of ingest's CPU.
+// It is bounded (least recently used entries go first) and safe for concurrent use. A nil *PhoneCache
+// parses every time.
 type PhoneCache struct {
 	lru *lru.Cache[phoneInput, Value] // values without Raw
 }
