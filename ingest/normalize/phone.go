@@ -94,9 +94,9 @@ func (in phoneInput) parse() Value {
 // separators people write numbers with ("(415) 555-0134" → "4155550134"). libphonenumber reads both
 // forms alike, but runs its regular expressions (extension, viability, country code) over every
 // character: "(415) 555-0134" took 15 % fewer instructions compact, and the phone's share of ingest's
-// CPU at max rate fell from 22 % to 17 %. Any other character
-// is kept as written: "," ";" "~" and "*" can mark extensions or carrier codes, and libphonenumber
-// reads non-ASCII digits itself. Text libphonenumber refuses as too long is kept too.
+// CPU at max rate fell from 22 % to 17 %. Any other character is kept as written: "," ";" "~" and "*"
+// can mark extensions or carrier codes, and libphonenumber reads non-ASCII digits itself. Text
+// libphonenumber refuses as too long is kept too.
 func compactNumber(s string) string {
 	if len(s) > maxParsedText {
 		return s
