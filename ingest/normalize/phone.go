@@ -26,13 +26,8 @@ var extensionSuffix = regexp.MustCompile(`(?i)[\s,;]*(?:extension|extn?\.?|x|#)\
 // rather than translated, and numbers libphonenumber does not consider valid, or that are too long to be
 // phone numbers, are flagged.
 func Phone(raw, defaultRegion string) Value {
-	in, problem := readPhone(raw, defaultRegion)
-	if problem != "" {
-		return invalid(raw, problem)
-	}
-	v := in.parse()
-	v.Raw = raw
-	return v
+	var uncached *PhoneCache
+	return uncached.Phone(raw, defaultRegion)
 }
 
 // phoneInput is what libphonenumber is asked to parse: the number's text and the region national
@@ -101,19 +96,18 @@ func compactNumber(s string) string {
 	if len(s) > maxParsedText {
 		return s
 	}
-	b := make([]byte, 0, len(s))
+	var b strings.Builder
+	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			b = append(b, c)
-		case c == '+' && i == 0:
-			b = append(b, c)
+		case c >= '0' && c <= '9', c == '+' && i == 0:
+			b.WriteByte(c)
 		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == '/':
 		default:
 			return s
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // isValid is phonenumbers.IsValidNumber(num), checking the default region first when it is the main

@@ -27,15 +27,16 @@ func NewPhoneCache(size int) *PhoneCache {
 
 // Phone is Phone(raw, defaultRegion), from the cache when it was parsed recently.
 func (c *PhoneCache) Phone(raw, defaultRegion string) Value {
-	if c == nil || len(raw) > maxCachedPhone {
-		return Phone(raw, defaultRegion)
-	}
 	in, problem := readPhone(raw, defaultRegion)
 	if problem != "" {
 		return invalid(raw, problem)
 	}
-	v, ok := c.lru.Get(in)
-	if !ok {
+	var v Value
+	if c == nil || len(raw) > maxCachedPhone {
+		v = in.parse()
+	} else if cached, ok := c.lru.Get(in); ok {
+		v = cached
+	} else {
 		v = in.parse()
 		c.lru.Add(in, v)
 	}
