@@ -46,11 +46,14 @@ type Column struct {
 	// CalmP50 and CalmP99 leave out attempts begun while the receiver itself was being faulted
 	// (SIGKILL, Redis or Postgres restart, plus a second after each recovery).
 	CalmP50, CalmP99 time.Duration
-	AcceptedPerSec   float64
-	SendWindow       time.Duration
-	Wall             time.Duration
-	Faults           []FaultRecord
-	Notes            []string
+	// InFaults are the attempts begun in each receiver fault's window, fault by fault: what a sender saw
+	// while leadgate's own process, Redis or Postgres was down and coming back.
+	InFaults       []FaultAcks
+	AcceptedPerSec float64
+	SendWindow     time.Duration
+	Wall           time.Duration
+	Faults         []FaultRecord
+	Notes          []string
 
 	// Topology describes a replicated run's deployment ("" for one process).
 	Topology string
@@ -122,16 +125,31 @@ func measure(c *Column, o observed) {
 	acked := make([]bool, len(sc.Events))
 	eventIDs := make([]string, len(sc.Events))
 	var lat, calm []time.Duration
-	disturbed := faultWindows(c.Faults, o.traffic.Base)
+	windows := receiverFaultWindows(c.Faults, o.traffic.Base)
+	inFault := make([][]time.Duration, len(windows))
+	c.InFaults = make([]FaultAcks, len(windows))
+	for i, w := range windows {
+		c.InFaults[i].Fault = w.fault
+	}
 	var lastAck time.Time
 	for _, d := range o.traffic.Deliveries {
 		c.Attempts += len(d.attempts)
 		for _, a := range d.attempts {
+			w := windowOf(windows, a.began)
+			if w >= 0 {
+				c.InFaults[w].Attempts++
+				if a.status == 0 {
+					c.InFaults[w].Unanswered++
+				}
+			}
 			if a.status == http.StatusOK {
 				c.Attempts200++
 				lat = append(lat, a.latency)
-				if !disturbed(a.began) {
+				if w < 0 {
 					calm = append(calm, a.latency)
+				} else {
+					c.InFaults[w].Answered200++
+					inFault[w] = append(inFault[w], a.latency)
 				}
 				if a.eventID != "" {
 					eventIDs[d.event] = a.eventID
@@ -235,32 +253,56 @@ func measure(c *Column, o observed) {
 	slices.Sort(calm)
 	c.AckP50, c.AckP99 = percentile(lat, 0.50), percentile(lat, 0.99)
 	c.CalmP50, c.CalmP99 = percentile(calm, 0.50), percentile(calm, 0.99)
+	for i, l := range inFault {
+		slices.Sort(l)
+		c.InFaults[i].P99 = percentile(l, 0.99)
+		if len(l) > 0 {
+			c.InFaults[i].Max = l[len(l)-1]
+		}
+	}
 	if span := lastAck.Sub(o.traffic.Started); c.EventsAcked > 0 && span > 0 {
 		c.AcceptedPerSec = float64(c.EventsAcked) / span.Seconds()
 	}
 	c.SendWindow = sc.Window
 }
 
-// faultWindows reports whether a time falls in the window of a fault on the receiver (the CRM storm
-// does not touch the receiver of leadgate, and is the baseline's everyday weather).
-func faultWindows(faults []FaultRecord, base time.Time) func(time.Time) bool {
-	type span struct{ from, to time.Time }
-	var spans []span
+// FaultAcks are the attempts begun in one receiver fault's window (from the fault until a second after
+// its recovery): how many, how many were answered 200, how many got no answer at all (a transport error
+// or the sender's timeout), and the 200s' p99 and slowest ack.
+type FaultAcks struct {
+	Fault                             string
+	Attempts, Answered200, Unanswered int
+	P99, Max                          time.Duration
+}
+
+// faultWindow is when a fault on the receiver disturbed it.
+type faultWindow struct {
+	fault    string
+	from, to time.Time
+}
+
+// receiverFaultWindows are the windows of the faults on the receiver (the CRM storm does not touch the
+// receiver of leadgate, and is the baseline's everyday weather).
+func receiverFaultWindows(faults []FaultRecord, base time.Time) []faultWindow {
+	var ws []faultWindow
 	for _, f := range faults {
 		if f.Fault == FaultCRMStorm || f.Skip != "" {
 			continue
 		}
 		from := base.Add(f.At)
-		spans = append(spans, span{from, from.Add(f.Took + time.Second)})
+		ws = append(ws, faultWindow{f.Fault, from, from.Add(f.Took + time.Second)})
 	}
-	return func(t time.Time) bool {
-		for _, s := range spans {
-			if !t.Before(s.from) && t.Before(s.to) {
-				return true
-			}
+	return ws
+}
+
+// windowOf is the index of the first window t falls in, or -1.
+func windowOf(ws []faultWindow, t time.Time) int {
+	for i, w := range ws {
+		if !t.Before(w.from) && t.Before(w.to) {
+			return i
 		}
-		return false
 	}
+	return -1
 }
 
 // percentile of sorted durations (nearest rank); 0 for none.

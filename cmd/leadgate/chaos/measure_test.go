@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,38 @@ func TestMeasure(t *testing.T) {
 				t.Errorf("dup, regr, backward, lost, acked, highest, unmatched, evAcked, evFinal, givenUp:\n got %v\nwant %v", pick(got), pick(tt.want))
 			}
 		})
+	}
+}
+
+func TestMeasureSplitsAcksByTheReceiverFaultTheyFellIn(t *testing.T) {
+	sc := tinyScenario()
+	base := time.Now()
+	at := func(d time.Duration, status int, latency time.Duration) attempt {
+		return attempt{status: status, began: base.Add(d), latency: latency}
+	}
+	tr := &Traffic{Base: base, Started: base, Deliveries: []delivery{
+		{event: 0, attempts: []attempt{at(time.Second, http.StatusOK, 3*time.Millisecond)}}, // calm
+		// In the Postgres window (10 s, took 2 s, plus a second): a slow ack, a timeout, then its retry.
+		{event: 1, attempts: []attempt{at(10*time.Second, http.StatusOK, 40*time.Millisecond), at(11*time.Second, 0, 5*time.Second),
+			at(12900*time.Millisecond, http.StatusOK, 2*time.Millisecond)}},
+		// The storm only touches the CRM; after the Postgres window closed at 13 s.
+		{event: 2, attempts: []attempt{at(20*time.Second, http.StatusOK, 4*time.Millisecond), at(13*time.Second, http.StatusOK, time.Millisecond)}},
+	}}
+	c := Column{Faults: []FaultRecord{
+		{Fault: FaultCRMStorm, At: 19 * time.Second, Took: 5 * time.Second},
+		{Fault: FaultPostgresRestart, At: 10 * time.Second, Took: 2 * time.Second},
+		{Fault: FaultRedisRestart, Skip: "no Redis in this mode"},
+	}}
+	measure(&c, observed{sc: sc, traffic: tr})
+	want := []FaultAcks{{Fault: FaultPostgresRestart, Attempts: 3, Answered200: 2, Unanswered: 1, P99: 40 * time.Millisecond, Max: 40 * time.Millisecond}}
+	if !slices.Equal(c.InFaults, want) {
+		t.Errorf("fault windows:\n got %+v\nwant %+v", c.InFaults, want)
+	}
+	if c.CalmP99 != 4*time.Millisecond || c.AckP99 != 40*time.Millisecond {
+		t.Errorf("calm p99 %s (want 4ms), all p99 %s (want 40ms)", c.CalmP99, c.AckP99)
+	}
+	if got := fmtFaultAcks(&c); got != "postgres-restart: 2 of 3 / 1, 40.0ms / 40.0ms" {
+		t.Errorf("report cell %q", got)
 	}
 }
 

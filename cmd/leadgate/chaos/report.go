@@ -101,6 +101,7 @@ func rows() []row {
 		{"max CRM requests in any 1 s (limit)", crm(func(c *Column) string { return fmt.Sprintf("%d (%d)", c.MaxIn1s, c.RateLimit) })},
 		{"ack p50 / p99 (all attempts answered 200)", func(c *Column) string { return fmtDur(c.AckP50) + " / " + fmtDur(c.AckP99) }},
 		{"ack p50 / p99 outside receiver fault windows", func(c *Column) string { return fmtDur(c.CalmP50) + " / " + fmtDur(c.CalmP99) }},
+		{"attempts in each receiver fault window: answered 200 / no answer, ack p99 / max", fmtFaultAcks},
 		{"accepted/s", func(c *Column) string { return fmt.Sprintf("%.0f", c.AcceptedPerSec) }},
 		{"wall time (traffic start → final state)", func(c *Column) string { return fmtDur(c.Wall) }},
 		{"dead letters (kind, status) / outbox pending at the end", func(c *Column) string {
@@ -117,6 +118,17 @@ func rows() []row {
 			return fmt.Sprintf("%d / %s / %s", c.SchedulerSpans, fmtDur(c.SchedulerOverlap), fmtDur(c.SchedulerLongestGap))
 		}},
 	}
+}
+
+func fmtFaultAcks(c *Column) string {
+	if len(c.InFaults) == 0 {
+		return "n/a"
+	}
+	parts := make([]string, len(c.InFaults))
+	for i, f := range c.InFaults {
+		parts[i] = fmt.Sprintf("%s: %d of %d / %d, %s / %s", f.Fault, f.Answered200, f.Attempts, f.Unanswered, fmtDur(f.P99), fmtDur(f.Max))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func fmtDur(d time.Duration) string {
