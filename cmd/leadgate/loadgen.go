@@ -135,7 +135,7 @@ func cmdLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer, _ 
 		defer watch.Close()
 	}
 	if cfg.WatchDrain {
-		return watch.watchDrain(ctx, stdout, 10*time.Second)
+		return watch.watchDrain(ctx, stdout, 10*time.Second, 100*time.Millisecond)
 	}
 	var trivial *loadgenResult
 	if cfg.Baseline {

@@ -70,9 +70,23 @@ func (w *inboxWatch) waitEmpty(ctx context.Context, limit time.Duration) (bool, 
 	}
 }
 
+// due reports whether any event is due and unresolved. It stops at the first one, so it is cheap enough
+// to ask several times a second during a drain, where counting the backlog is not.
+func (w *inboxWatch) due(ctx context.Context) (bool, error) {
+	var found bool
+	err := w.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE status IN ('pending', 'waiting', 'retrying')
+		AND (next_attempt_at IS NULL OR next_attempt_at <= now()))`).Scan(&found)
+	if err != nil {
+		return false, fmt.Errorf("loadgen: read the inbox: %w", err)
+	}
+	return found, nil
+}
+
 // watchDrain prints how many events apply resolved in each slice of time until nothing due is left
-// (the drain of a backlog by `serve --role worker`), and the average.
-func (w *inboxWatch) watchDrain(ctx context.Context, out io.Writer, slice time.Duration) error {
+// (the drain of a backlog by `serve --role worker`), and the average. It looks for the end every poll,
+// so the drain's time is when the inbox emptied, not the end of the slice it emptied in, and the last
+// slice's rate is over the time it lasted.
+func (w *inboxWatch) watchDrain(ctx context.Context, out io.Writer, slice, poll time.Duration) error {
 	start, err := w.resolved(ctx)
 	if err != nil {
 		return err
@@ -82,12 +96,20 @@ func (w *inboxWatch) watchDrain(ctx context.Context, out io.Writer, slice time.D
 		return err
 	}
 	fmt.Fprintf(out, "drain: %d events due, %d resolved before; per %s:\n", b.Pending, start, slice)
-	began, prev := time.Now(), start
-	for b.Pending > 0 {
+	began := time.Now()
+	sliceBegan, prev, left := began, start, b.Pending > 0
+	for left {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(slice):
+		case <-time.After(poll):
+		}
+		if left, err = w.due(ctx); err != nil {
+			return err
+		}
+		ended := time.Now()
+		if left && ended.Sub(sliceBegan) < slice {
+			continue
 		}
 		n, err := w.resolved(ctx)
 		if err != nil {
@@ -96,9 +118,14 @@ func (w *inboxWatch) watchDrain(ctx context.Context, out io.Writer, slice time.D
 		if b, err = w.sample(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "  %6.0fs  %8.1f events/s  (%d left)\n", time.Since(began).Seconds(), float64(n-prev)/slice.Seconds(), b.Pending)
-		prev = n
+		fmt.Fprintf(out, "  %6.1fs  %8.1f events/s  (%d left)\n", ended.Sub(began).Seconds(), float64(n-prev)/ended.Sub(sliceBegan).Seconds(), b.Pending)
+		prev, sliceBegan = n, ended
 	}
-	fmt.Fprintf(out, "drain: %d events in %.1fs, %.1f events/s\n", prev-start, time.Since(began).Seconds(), float64(prev-start)/time.Since(began).Seconds())
+	took := sliceBegan.Sub(began)
+	if took <= 0 {
+		fmt.Fprintf(out, "drain: nothing was due\n")
+		return nil
+	}
+	fmt.Fprintf(out, "drain: %d events in %.1fs, %.1f events/s\n", prev-start, took.Seconds(), float64(prev-start)/took.Seconds())
 	return nil
 }
