@@ -23,18 +23,20 @@ func openInboxWatch(ctx context.Context, url string) (*inboxWatch, error) {
 
 func (w *inboxWatch) Close() { _ = w.conn.Close(context.Background()) }
 
+// dueUnresolved selects the events apply has yet to resolve and may take now.
+const dueUnresolved = `status IN ('pending', 'waiting', 'retrying') AND (next_attempt_at IS NULL OR next_attempt_at <= now())`
+
 // backlog is one look at the inbox.
 type backlog struct {
-	Pending  int64         // unresolved events that are due
-	Oldest   time.Duration // how long the oldest of them has waited since it was received
-	Resolved int64         // events with a final outcome (all time)
+	Pending int64         // unresolved events that are due
+	Oldest  time.Duration // how long the oldest of them has waited since it was received
 }
 
 func (w *inboxWatch) sample(ctx context.Context) (backlog, error) {
 	var b backlog
 	var oldest float64
 	err := w.conn.QueryRow(ctx, `SELECT count(*), coalesce(extract(epoch FROM clock_timestamp() - min(received_at)), 0)
-		FROM events WHERE status IN ('pending', 'waiting', 'retrying') AND (next_attempt_at IS NULL OR next_attempt_at <= now())`).Scan(&b.Pending, &oldest)
+		FROM events WHERE `+dueUnresolved).Scan(&b.Pending, &oldest)
 	if err != nil {
 		return b, fmt.Errorf("loadgen: read the inbox: %w", err)
 	}
@@ -55,8 +57,8 @@ func (w *inboxWatch) resolved(ctx context.Context) (int64, error) {
 func (w *inboxWatch) waitEmpty(ctx context.Context, limit time.Duration) (bool, error) {
 	deadline := time.Now().Add(limit)
 	for {
-		b, err := w.sample(ctx)
-		if err != nil || b.Pending == 0 {
+		left, err := w.due(ctx)
+		if err != nil || !left {
 			return err == nil, err
 		}
 		if time.Now().After(deadline) {
@@ -74,8 +76,7 @@ func (w *inboxWatch) waitEmpty(ctx context.Context, limit time.Duration) (bool, 
 // to ask several times a second during a drain, where counting the backlog is not.
 func (w *inboxWatch) due(ctx context.Context) (bool, error) {
 	var found bool
-	err := w.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE status IN ('pending', 'waiting', 'retrying')
-		AND (next_attempt_at IS NULL OR next_attempt_at <= now()))`).Scan(&found)
+	err := w.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE `+dueUnresolved+`)`).Scan(&found)
 	if err != nil {
 		return false, fmt.Errorf("loadgen: read the inbox: %w", err)
 	}
